@@ -1,0 +1,37 @@
+"""The ``extract-trt`` command line (entry point :func:`main`).
+
+Subcommands live in their own modules and are registered on :data:`app` here; keep them thin — the
+work belongs in :mod:`extract_trt.runtime` (and, later, ``eval``/``export``), so that the library API
+can do everything the CLI does. Planned, not yet implemented: ``eval``, ``bench``, ``train``, ``export``.
+"""
+
+import typer
+
+from extract_trt.cli.extract import EPILOG, extract
+
+app = typer.Typer(
+    name="extract-trt",
+    help="Extract the main content of web pages: raw HTML -> numbered blocks -> main/other labels -> "
+    "main HTML -> Markdown or text.",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+app.command("extract", no_args_is_help=True, epilog=EPILOG)(extract)
+
+
+@app.command("version")
+def version() -> None:
+    """Print the extract-trt version."""
+    from extract_trt import __version__
+
+    typer.echo(f"extract-trt {__version__}")
+
+
+def main() -> None:
+    """Console-script entry point (``extract-trt``)."""
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,317 @@
+"""``extract-trt extract``: read pages, extract main content, write it. Thin glue over
+:mod:`extract_trt.runtime.io` (readers/writers) and :mod:`extract_trt.runtime.batch` (workers).
+
+Where the output goes (first rule that applies):
+
+1. ``-o DIR/`` (trailing slash) or ``-o`` an existing directory → one file per page + ``index.jsonl`` +
+   ``errors.jsonl`` (:class:`~extract_trt.runtime.io.FileTreeWriter`).
+2. ``-o FILE.jsonl`` (``.jsonl.gz``, ``.ndjson``) → JSON lines (:class:`~extract_trt.runtime.io.JsonlWriter`).
+3. No ``-o`` (or ``-o -``): the single page's content to stdout when the input is exactly one HTML
+   document (one HTML file, or stdin holding HTML); otherwise JSON lines to stdout.
+4. ``-o`` another path: the single page's content to that file (atomic write); an error (exit 2) when
+   the input is not exactly one HTML document.
+
+Positional output: ``extract-trt extract in.jsonl out.jsonl`` — exactly two positionals, no ``-o``, the
+first a JSONL file and the second ending in ``.jsonl``/``.jsonl.gz`` — writes to the second. Exception,
+so an input is never overwritten: when the second exists and its first line is a JSON object with the
+HTML field, both are read as inputs (a note says so on stderr).
+
+Exit status: 0 when the run completed, even if some pages failed (each failure is an output record
+with ``error``); 2 when it cannot run (no inputs, missing path, unwritable output, bad option).
+"""
+
+import contextlib
+import itertools
+import json
+import os
+import sys
+from enum import Enum
+from importlib import resources
+from typing import Annotated, Any, Optional
+
+import typer
+
+from extract_trt.runtime.errors import ExtractError
+from extract_trt.runtime.io import (
+    FileTreeWriter,
+    JsonlWriter,
+    detect_format,
+    iter_records,
+    resolve_inputs,
+    result_record,
+    write_atomic,
+)
+
+JSONL_OUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson")
+
+
+class OutputFormat(str, Enum):
+    html = "html"
+    markdown = "markdown"
+    text = "text"
+    json = "json"
+
+
+#: What the Extractor must produce for each output format.
+_EXTRACTOR_OUTPUTS = {"html": ("html",), "markdown": ("markdown",), "text": ("text",), "json": ("markdown", "text")}
+
+
+EPILOG = """Examples:
+
+  extract-trt extract --sample --format markdown
+
+  extract-trt extract page.html -f text
+
+  extract-trt extract --format text in.jsonl out.jsonl
+
+  extract-trt extract crawl.warc.gz -o out/ -w 8
+
+  cat page.html | extract-trt extract - -f text
+"""
+
+
+def fail(message: str) -> "typer.Exit":
+    """Print ``extract-trt: error: message`` on stderr; return the exit-2 exception to raise."""
+    typer.echo(f"extract-trt: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def sample_paths() -> list[str]:
+    """The bundled sample pages (``extract_trt/samples/*.html``), sorted."""
+    folder = resources.files("extract_trt") / "samples"
+    return sorted(str(p) for p in folder.iterdir() if p.name.endswith(".html"))
+
+
+def extract(
+    inputs: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="HTML files, directories (searched recursively for .html/.htm/.xhtml), glob patterns, "
+            ".jsonl/.jsonl.gz files (one page per line, HTML in the 'html' field), WARC/.warc.gz files "
+            "(HTML responses), or - for stdin. Also: 'in.jsonl out.jsonl' writes to out.jsonl.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[str],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write: FILE.jsonl for JSON lines, DIR/ (or an existing directory) for one file "
+            "per page, another path for the content of a single page. Default: stdout — the page content "
+            "for a single HTML input, else JSON lines.",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output: main-content html, markdown, plain text, or json (the full record: main_html, "
+            "markdown, text, per-block labels, timings).",
+            case_sensitive=False,
+        ),
+    ] = OutputFormat.markdown,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", "-w", min=1, help="Worker processes; output order is the input order either way."),
+    ] = 1,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Pages labelled together (also the unit sent to a worker).")
+    ] = 16,
+    links: Annotated[bool, typer.Option("--links/--no-links", help="Keep hyperlinks in Markdown output.")] = True,
+    images: Annotated[bool, typer.Option("--images/--no-images", help="Keep images in Markdown output.")] = True,
+    html_field: Annotated[
+        str, typer.Option("--html-field", help="JSONL field that holds the page HTML.")
+    ] = "html",
+    sample: Annotated[
+        bool,
+        typer.Option("--sample", help="Run on the 3 bundled sample pages instead of INPUTS (a quick demo)."),
+    ] = False,
+    progress: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show pages done, pages/s and errors on stderr. Default: only when stderr is a terminal.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Extract the main content of web pages.
+
+    Every page gives one output record, in input order. A page that fails gets a record with "error" and the run goes on (exit status 0); exit status 2 means the run could not start.
+    """
+    fmt_name = fmt.value
+    inputs = list(inputs or [])
+    if sample:
+        if inputs:
+            raise fail("--sample runs on the bundled pages; do not give INPUTS with it")
+        inputs = sample_paths()
+    elif not inputs:
+        raise fail("no inputs given: pass files, directories, glob patterns or - (stdin), or use --sample")
+
+    if output is None and not sample:
+        inputs, output = _positional_output(inputs, html_field)
+
+    try:
+        resolved = resolve_inputs(inputs)
+    except ExtractError as exc:
+        raise fail(str(exc)) from None
+
+    records = iter_records(resolved, html_field=html_field)
+    if sample:
+        records = _sample_ids(records)
+    first = next(records, None)
+    single = len(resolved) == 1 and first is not None and first.get("format") == "html"
+    stream = records if first is None else itertools.chain([first], records)
+
+    kwargs: dict[str, Any] = {
+        "output": _EXTRACTOR_OUTPUTS[fmt_name],
+        "links": links,
+        "images": images,
+        "batch_size": batch_size,
+    }
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    _run(stream, resolved, output, fmt_name, single, workers, kwargs, show_progress)
+
+
+def _positional_output(inputs: list[str], html_field: str) -> tuple[list[str], Optional[str]]:
+    """Apply the ``in.jsonl out.jsonl`` rule (module docstring)."""
+    if len(inputs) != 2 or not inputs[1].lower().endswith((".jsonl", ".jsonl.gz")):
+        return inputs, None
+    first, second = inputs
+    try:
+        if not os.path.isfile(first) or detect_format(first) != "jsonl":
+            return inputs, None
+    except OSError:
+        return inputs, None
+    if os.path.isfile(second) and _looks_like_input(second, html_field):
+        typer.echo(f"extract-trt: note: {second} holds '{html_field}' records; reading it as an input", err=True)
+        return inputs, None
+    return [first], second
+
+
+def _looks_like_input(path: str, html_field: str) -> bool:
+    import gzip
+
+    try:
+        with open(path, "rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw) if gzipped else raw
+            line = f.readline(1 << 24)
+        obj = json.loads(line)
+    except (OSError, ValueError, EOFError):
+        return False
+    return isinstance(obj, dict) and html_field in obj
+
+
+def _sample_ids(records: Any) -> Any:
+    for record in records:
+        record["id"] = "samples/" + os.path.basename(str(record["id"]))
+        yield record
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _open_writer(output: Optional[str], fmt: str, single: bool, resolved: list[str]) -> Any:
+    """A writer (``.write(result)``, ``.close()``) per the output rules, or exit 2."""
+    if output is not None and output != "-":
+        if any(p != "-" and _same_file(output, p) for p in resolved):
+            raise fail(f"output {output!r} is also an input")
+    try:
+        if output is None or output == "-":
+            return _SingleWriter(None, fmt) if single else JsonlWriter(None, fmt)
+        if output.endswith(("/", os.sep)) or os.path.isdir(output):
+            return FileTreeWriter(output, fmt)
+        if output.lower().endswith(JSONL_OUT_SUFFIXES):
+            return JsonlWriter(output, fmt)
+        if single:
+            parent = os.path.dirname(output) or "."
+            if not os.path.isdir(parent):
+                raise OSError(f"directory {parent!r} does not exist")
+            return _SingleWriter(output, fmt)
+    except OSError as exc:
+        raise fail(f"cannot write output {output!r}: {exc}") from None
+    raise fail(
+        f"output {output!r}: several pages need a .jsonl file or a directory (end the path with /); "
+        "a plain file takes the content of exactly one HTML input"
+    )
+
+
+class _SingleWriter:
+    """The content of the one page, to stdout or a file; the page's error (if any) goes to stderr."""
+
+    def __init__(self, path: Optional[str], fmt: str) -> None:
+        self.path = path
+        self.fmt = fmt
+
+    def write(self, result: Any) -> None:
+        if self.fmt == "json":
+            data = json.dumps(result_record(result, "json"), ensure_ascii=False, indent=2) + "\n"
+        else:
+            data = result.content(self.fmt)
+        if result.error is not None:
+            typer.echo(f"extract-trt: {result.id}: {result.error}", err=True)
+            if self.fmt != "json":
+                return
+        if self.path is None:
+            if data and not data.endswith("\n"):
+                data += "\n"
+            out = getattr(sys.stdout, "buffer", None)
+            if out is not None:
+                sys.stdout.flush()
+                out.write(data.encode("utf-8"))
+                out.flush()
+            else:
+                sys.stdout.write(data)
+        else:
+            write_atomic(self.path, data)
+
+    def close(self) -> None:
+        pass
+
+
+def _run(
+    stream: Any,
+    resolved: list[str],
+    output: Optional[str],
+    fmt: str,
+    single: bool,
+    workers: int,
+    kwargs: dict[str, Any],
+    show_progress: bool,
+) -> None:
+    from extract_trt.cli.progress import Progress
+    from extract_trt.runtime.batch import run
+    from extract_trt.runtime.extractor import Extractor
+
+    extractor = None
+    if workers <= 1:
+        try:
+            extractor = Extractor(**kwargs)
+        except Exception as exc:  # a labeler that cannot load: the run cannot proceed
+            raise fail(f"cannot build the extractor: {type(exc).__name__}: {exc}") from None
+    writer = _open_writer(output, fmt, single, resolved)
+    bar = Progress(show_progress)
+    results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=extractor)
+    try:
+        with contextlib.closing(results):
+            for result in results:
+                writer.write(result)
+                bar.update(result)
+        writer.close()
+    except BrokenPipeError:  # e.g. `| head`: stop quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+    except OSError as exc:
+        raise fail(f"cannot write output {output!r}: {exc}") from None
+    finally:
+        bar.close()

@@ -1,0 +1,1 @@
+"""Everything on the hot path: decoding, simplification, labelers, reconstruction, conversion, I/O."""

@@ -1,0 +1,295 @@
+"""A small lxml-shaped element tree built from selectolax (Lexbor), and its HTML serializer.
+
+Why not work on Lexbor nodes directly: the block scheme of MinerU-HTML v1.1 / Pulpie is defined on lxml's
+text/tail model (an element's ``text`` is the text before its first child, ``tail`` the text after its end
+tag), and it edits two views of the page at once (a cleaned *processing* view and the *original* DOM that
+gets ``_item_id`` marks and ``cc-alg-uc-text`` wrappers). Plain Python objects with ``__slots__`` make both
+views cheap: the processing view is three extra fields per node instead of a deep copy of the tree.
+
+Everything here is iterative (explicit stacks), so pathological nesting depth cannot overflow the
+Python stack.
+
+The serializer reproduces libxml2's ``method="html"`` output (what ``lxml.etree.tostring`` writes), so the
+simplified HTML the models read is byte-identical to the reference implementation:
+void elements without end tags, ``script``/``style`` raw, ``&<>`` escaped in text, URI attributes
+(``href``, ``src``, ``action``, ``name`` on ``a``) percent-encoded, a handful of boolean attributes
+minimised, and single quotes around attribute values that contain ``"`` but no ``'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+# Elements libxml2 writes without an end tag (and without their content).
+VOID_TAGS = frozenset(
+    {"area", "base", "basefont", "br", "col", "frame", "hr", "img", "input", "isindex", "link", "meta", "param"}
+)
+# Elements whose text libxml2 writes unescaped.
+RAW_TEXT_TAGS = frozenset({"script", "style"})
+BOOLEAN_ATTRS = frozenset(
+    {
+        "checked", "compact", "declare", "defer", "disabled", "ismap", "multiple", "nohref", "noresize",
+        "noshade", "nowrap", "readonly", "selected",
+    }
+)  # fmt: skip
+URI_ATTRS = frozenset({"href", "src", "action"})
+# HTML5 void elements that libxml2 does not know as void: when it re-reads serialized HTML, everything
+# after one of them up to the parent's end tag becomes its content. The reference parses that way.
+LIBXML2_NESTING_VOIDS = frozenset({"source", "track", "wbr", "embed", "keygen", "bgsound"})
+# libxml2 keeps a whitespace-only text node inside, or right after, these elements and drops it
+# elsewhere when parsing with remove_blank_text=True (as the reference reconstruction does).
+ALLOW_PCDATA = frozenset(
+    {
+        "a", "abbr", "acronym", "address", "applet", "b", "bdo", "big", "blockquote", "body", "button",
+        "caption", "center", "cite", "code", "dd", "del", "dfn", "div", "dt", "em", "font", "form", "h1",
+        "h2", "h3", "h4", "h5", "h6", "i", "iframe", "ins", "kbd", "label", "legend", "li", "noscript",
+        "object", "p", "pre", "q", "s", "samp", "small", "span", "strike", "strong", "td", "th", "tt", "u",
+        "var",
+    }
+)  # fmt: skip (measured on lxml 6.1 / libxml2 2.14)
+_HTML_SPACE = " \t\n\r\x0c"
+
+
+class Node:
+    """An element. ``text``/``tail``/``children`` are the original DOM; ``p*`` fields the processing view."""
+
+    __slots__ = (
+        "tag", "attrs", "text", "tail", "children", "parent",
+        "ptext", "ptail", "pchildren",
+        "item_id", "block_type_mark", "select", "index",
+    )  # fmt: skip
+
+    def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
+        self.tag = tag
+        self.attrs = attrs
+        self.text: str | None = None
+        self.tail: str | None = None
+        self.children: list[Node] = []
+        self.parent = parent
+        self.ptext: str | None = None
+        self.ptail: str | None = None
+        self.pchildren: list[Node] = self.children
+        self.item_id: int | None = None  # the `_item_id` written into map_html
+        self.block_type_mark = False  # `cc-block-type="true"`: an inline element that holds blocks
+        self.select: str | None = None  # `cc-select` value copied onto a block by the mapping
+        self.index = 0  # document order in the original tree
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self.attrs.get(name, default)
+
+    def __repr__(self) -> str:
+        return f"<Node {self.tag} {self.attrs!r}>"
+
+
+def parse(html: str) -> Node:
+    """Parse HTML with Lexbor and return the ``<html>`` element as a :class:`Node` tree.
+
+    Comments, doctypes and processing instructions are dropped (the reference parses with
+    ``remove_comments=True``); adjacent text nodes are merged; tag and attribute names are lower-cased
+    and valueless attributes get ``""``, as libxml2 does when it re-reads serialized HTML.
+    """
+    tree = LexborHTMLParser(html)
+    lex_root = tree.root
+    if lex_root is None:
+        root = Node("html", {}, None)
+        root.children.append(Node("body", {}, root))
+        return _finish(root)
+    root = Node("html", _attrs(lex_root), None)
+    nesting: list[Node] = []
+    work: list[tuple[LexborNode | None, Node]] = [(lex_root.child, root)]
+    while work:
+        lex, parent = work.pop()
+        kids = parent.children
+        while lex is not None:
+            tag = lex.tag
+            if tag == "-text":
+                text = lex.text_content
+                if text:
+                    if kids:
+                        last = kids[-1]
+                        last.tail = text if last.tail is None else last.tail + text
+                    else:
+                        parent.text = text if parent.text is None else parent.text + text
+            elif tag is not None and tag[0] not in "_!-":
+                el = Node(tag.lower(), _attrs(lex), parent)
+                kids.append(el)
+                if el.tag in LIBXML2_NESTING_VOIDS:
+                    nesting.append(el)
+                child = lex.child
+                if child is not None:
+                    work.append((lex.next, parent))
+                    work.append((child, el))
+                    break
+            lex = lex.next
+    for el in nesting:  # document order, so a later one is already inside an earlier one
+        _nest_following(el)
+    return _finish(root)
+
+
+def _nest_following(el: Node) -> None:
+    parent = el.parent
+    siblings = parent.children
+    pos = next(i for i, kid in enumerate(siblings) if kid is el)
+    following = siblings[pos + 1 :]
+    parent.children = siblings[: pos + 1]
+    el.text, el.tail = el.tail, None
+    el.children = following
+    for kid in following:
+        kid.parent = el
+
+
+def _attrs(lex: LexborNode) -> dict[str, str]:
+    raw = lex.attributes
+    if not raw:
+        return {}
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        key = key.lower()
+        if key not in out:
+            out[key] = "" if value is None else value
+    return out
+
+
+def _finish(root: Node) -> Node:
+    """Number nodes in document order and initialise the processing view."""
+    for i, node in enumerate(iter_tree(root)):
+        node.index = i
+        node.ptext = node.text
+        node.ptail = node.tail
+        node.pchildren = node.children
+    return root
+
+
+def iter_tree(root: Node) -> Iterator[Node]:
+    """All elements of the original tree in document order, ``root`` first."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.children:
+            stack.extend(reversed(node.children))
+
+
+def iter_processing(root: Node) -> Iterator[Node]:
+    """All elements of the processing view in document order, ``root`` first."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.pchildren:
+            stack.extend(reversed(node.pchildren))
+
+
+# ── serialization (libxml2 method="html") ────────────────────────────────────────
+
+
+def escape_text(text: str) -> str:
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+def _escape_uri(value: str) -> str:
+    value = value.lstrip(" \t\n\r")
+    if value.isascii() and value.isprintable() and " " not in value:
+        return value
+    out = []
+    for ch in value:
+        code = ord(ch)
+        if 0x20 < code < 0x7F:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    return "".join(out)
+
+
+def format_attr(tag: str, name: str, value: str) -> str:
+    if name in BOOLEAN_ATTRS:
+        return " " + name
+    if name in URI_ATTRS or (name == "name" and tag == "a"):
+        value = _escape_uri(value)
+    value = escape_text(value)
+    if '"' in value:
+        if "'" not in value:
+            return f" {name}='{value}'"
+        value = value.replace('"', "&quot;")
+    return f' {name}="{value}"'
+
+
+def _with_marks(node: Node) -> dict[str, str]:
+    # Same attribute order as the reference, which sets them in this order on lxml elements.
+    attrs = dict(node.attrs)
+    if node.block_type_mark:
+        attrs["cc-block-type"] = "true"
+    if node.item_id is not None:
+        attrs["_item_id"] = str(node.item_id)
+    if node.select is not None:
+        attrs["cc-select"] = node.select
+    return attrs
+
+
+def serialize(
+    root: Node,
+    *,
+    original: bool = True,
+    with_marks: bool = False,
+    keep: set[Node] | None = None,
+    unwrap: frozenset[str] = frozenset(),
+    drop_blanks: bool = False,
+) -> str:
+    """Serialize ``root`` and its descendants (not its tail) like ``lxml.etree.tostring(method="html")``.
+
+    ``original`` picks the original tree (else the processing view); ``with_marks`` writes the map marks
+    (``cc-block-type``, ``_item_id``); ``keep`` (a set of nodes) drops every element not in
+    it together with its tail, as reconstruction does; tags in ``unwrap`` are written without their own
+    tags (their content and tail stay); ``drop_blanks`` leaves out the whitespace-only text that libxml2
+    drops when it parses with ``remove_blank_text=True`` (see :data:`ALLOW_PCDATA`).
+    """
+    out: list[str] = []
+    append = out.append
+    # Stack of (node, closing) entries: closing=False → open the node; True → close it and emit its tail.
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        tag = node.tag
+        if closing:
+            if tag not in VOID_TAGS and tag not in unwrap:
+                append(f"</{tag}>")
+            tail = node.tail if original else node.ptail
+            if tail and node is not root:
+                if not (drop_blanks and _dropped_blank(tail, node.parent, node)):
+                    append(escape_text(tail))
+            continue
+        if tag not in unwrap:
+            attrs = node.attrs
+            if with_marks and (node.block_type_mark or node.item_id is not None or node.select is not None):
+                attrs = _with_marks(node)
+            if attrs:
+                append(f"<{tag}{''.join(format_attr(tag, k, v) for k, v in attrs.items())}>")
+            else:
+                append(f"<{tag}>")
+        stack.append((node, True))
+        if tag in VOID_TAGS and tag not in unwrap:
+            continue
+        text = node.text if original else node.ptext
+        if text and not (drop_blanks and _dropped_blank(text, node, None)):
+            append(text if tag in RAW_TEXT_TAGS else escape_text(text))
+        kids = node.children if original else node.pchildren
+        for child in reversed(kids):
+            if keep is None or child in keep:
+                stack.append((child, False))
+    return "".join(out)
+
+
+def _dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:
+    if text.strip(_HTML_SPACE):
+        return False
+    if parent is None or parent.tag in ("html", "head"):
+        return True
+    return (previous.tag if previous is not None else parent.tag) not in ALLOW_PCDATA

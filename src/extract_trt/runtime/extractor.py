@@ -1,0 +1,195 @@
+"""`Extractor`: wires decode → simplify → label → reconstruct → convert, with per-page errors."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from extract_trt.runtime import convert
+from extract_trt.runtime.decode import decode_html
+from extract_trt.runtime.errors import ExtractError, LabelerError
+from extract_trt.runtime.labelers import Labeler, default_labeler
+from extract_trt.runtime.reconstruct import reconstruct
+from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.types import Labels, PageBlocks
+
+OutputFormat = Literal["html", "markdown", "text"]
+
+
+@dataclass(slots=True)
+class Result:
+    """What one page yields. ``error`` is ``None`` on success, else ``"<ErrorType>: reason"``."""
+
+    id: str | None = None
+    url: str | None = None
+    main_html: str = ""
+    markdown: str = ""
+    text: str = ""
+    labels: list[str] = field(default_factory=list)  # "main"/"other" per block, block order
+    n_blocks: int = 0
+    labeler: str = ""
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.timings.values())
+
+    def content(self, fmt: str) -> str:
+        """The output in ``fmt`` (``html``/``markdown``/``text``)."""
+        return {"html": self.main_html, "markdown": self.markdown, "text": self.text}[fmt]
+
+
+@dataclass(slots=True)
+class _Page:
+    """A page in flight through :meth:`Extractor.extract_many`."""
+
+    result: Result
+    blocks: PageBlocks | None = None
+
+
+class Extractor:
+    """Main-content extractor.
+
+    Args:
+        labeler: any :class:`Labeler`; default: the built-in default labeler.
+        output: formats to produce besides ``main_html`` (``"markdown"``, ``"text"``, ``"html"`` or a
+            tuple of them). Conversions not asked for are skipped, which saves time on large runs.
+        links / images: keep links and images in the Markdown output.
+        cutoff_length: per-block text cap of the simplifier (500 = MinerU-HTML v1.1 / Pulpie).
+        batch_size: pages handed to the labeler at once by :meth:`extract_many`.
+    """
+
+    def __init__(
+        self,
+        labeler: Labeler | None = None,
+        output: OutputFormat | tuple[OutputFormat, ...] = ("markdown", "text"),
+        *,
+        links: bool = True,
+        images: bool = True,
+        cutoff_length: int = 500,
+        batch_size: int = 16,
+    ) -> None:
+        self.labeler = labeler if labeler is not None else default_labeler()
+        self.outputs = (output,) if isinstance(output, str) else tuple(output)
+        unknown = set(self.outputs) - {"html", "markdown", "text"}
+        if unknown:
+            raise ValueError(f"unknown output format(s) {sorted(unknown)}; use html, markdown or text")
+        self.links = links
+        self.images = images
+        self.cutoff_length = cutoff_length
+        self.batch_size = max(1, batch_size)
+
+    def extract(self, html: str | bytes, url: str | None = None, id: str | None = None) -> Result:
+        """Extract the main content of one page. Never raises for bad input: see ``Result.error``."""
+        return next(self.extract_many([{"id": id, "url": url, "html": html}]))
+
+    def extract_many(self, records: Iterable[dict | str | bytes]) -> Iterator[Result]:
+        """Extract many pages, labelling them in batches; yields one Result per record, in order.
+
+        A record is a dict with ``html`` (str or bytes) and optional ``id``/``url``/``content_type``, or
+        the HTML itself.
+        """
+        batch: list[_Page] = []
+        for record in records:
+            batch.append(self._prepare(record))
+            if len(batch) >= self.batch_size:
+                yield from self._finish(batch)
+                batch = []
+        if batch:
+            yield from self._finish(batch)
+
+    def _prepare(self, record: dict | str | bytes) -> _Page:
+        if not isinstance(record, dict):
+            record = {"html": record}
+        result = Result(id=_as_id(record.get("id")), url=record.get("url"))
+        page = _Page(result)
+        try:
+            t0 = time.perf_counter()
+            html = record.get("html")
+            if isinstance(html, (bytes, bytearray)):
+                html = decode_html(bytes(html), record.get("content_type"))
+            elif not isinstance(html, str):
+                raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
+            t1 = time.perf_counter()
+            page.blocks = simplify(html, cutoff_length=self.cutoff_length)
+            t2 = time.perf_counter()
+            result.timings.update(decode=t1 - t0, simplify=t2 - t1)
+            result.n_blocks = len(page.blocks)
+        except Exception as exc:  # one bad page must never stop the batch
+            result.error = _describe(exc)
+        return page
+
+    def _finish(self, batch: list[_Page]) -> Iterator[Result]:
+        ready = [p for p in batch if p.blocks is not None]
+        labels = self._label([p.blocks for p in ready], [p.result for p in ready])
+        for page, page_labels in zip(ready, labels):
+            if page_labels is not None:
+                self._emit(page, page_labels)
+        for page in batch:
+            yield page.result
+
+    def _label(self, pages: list[PageBlocks], results: list[Result]) -> list[Labels | None]:
+        if not pages:
+            return []
+        t0 = time.perf_counter()
+        try:
+            labels = self.labeler.label(pages)
+            if len(labels) != len(pages):
+                raise LabelerError(f"{self.labeler.name} returned {len(labels)} label sets for {len(pages)} pages")
+        except Exception:
+            if len(pages) == 1:
+                results[0].error = _describe(_labeler_failure(self.labeler))
+                return [None]
+            # Isolate the page that broke the batch: label each page on its own.
+            return [self._label([p], [r])[0] for p, r in zip(pages, results)]
+        per_page = (time.perf_counter() - t0) / len(pages)
+        checked: list[Labels | None] = []
+        for page, page_labels, result in zip(pages, labels, results):
+            result.timings["label"] = per_page
+            if len(page_labels.main) != len(page):
+                result.error = _describe(
+                    LabelerError(f"{page_labels.labeler} gave {len(page_labels.main)} labels for {len(page)} blocks")
+                )
+                checked.append(None)
+            else:
+                checked.append(page_labels)
+        return checked
+
+    def _emit(self, page: _Page, labels: Labels) -> None:
+        result = page.result
+        try:
+            t0 = time.perf_counter()
+            result.main_html = reconstruct(page.blocks, labels)
+            t1 = time.perf_counter()
+            if "markdown" in self.outputs:
+                result.markdown = convert.to_markdown(result.main_html, links=self.links, images=self.images)
+            if "text" in self.outputs:
+                result.text = convert.to_text(result.main_html)
+            t2 = time.perf_counter()
+            result.timings.update(reconstruct=t1 - t0, convert=t2 - t1)
+            result.labels = ["main" if m else "other" for m in np.asarray(labels.main, dtype=bool)]
+            result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
+        except Exception as exc:
+            result.error = _describe(exc)
+
+
+def _labeler_failure(labeler: Labeler) -> LabelerError:
+    import sys
+
+    exc = sys.exc_info()[1]
+    return LabelerError(f"{getattr(labeler, 'name', type(labeler).__name__)} failed: {_describe(exc)}")
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _as_id(value: object) -> str | None:
+    return None if value is None else str(value)

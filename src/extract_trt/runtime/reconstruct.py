@@ -1,0 +1,62 @@
+"""Labels → main HTML, by the reference rules (MinerU-HTML v1.1 ``map_to_main``, spec §2.6).
+
+For every block labelled main, its element in the original DOM is kept with all its descendants and
+ancestors; a ``<br>`` right after a kept element or right before one is kept too; everything else goes
+with its tail text; ``cc-alg-uc-text`` wrappers are unwrapped; entities inside absolute ``href``/``src``
+URLs are unescaped. The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
+reference. Works on the :class:`~extract_trt.runtime.simplify.PageMap` tree directly: no re-serialising
+and re-parsing of the whole page.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+
+from extract_trt.runtime.dom import Node, iter_tree, serialize
+from extract_trt.runtime.simplify import WRAPPER_TAG
+from extract_trt.runtime.types import Labels, PageBlocks
+
+_URL_ATTR = re.compile(r'(href="|src=")(.*?)(")', re.IGNORECASE | re.DOTALL)
+_ABSOLUTE = ("http://", "https://", "ftp://", "HTTP://", "HTTPS://", "FTP://", "//")
+_UNWRAP = frozenset({WRAPPER_TAG})
+
+
+def reconstruct(page: PageBlocks, labels: Labels) -> str:
+    """Main HTML of ``page`` for ``labels`` (one bool per block, block order)."""
+    id_nodes = page.page_map.id_nodes
+    keep: set[Node] = set()
+    for block, is_main in zip(page.blocks, labels.main):
+        node = id_nodes.get(block.item_id)
+        if not is_main or node is None or node in keep:
+            continue
+        keep.update(iter_tree(node))
+        parent = node.parent
+        while parent is not None and parent not in keep:
+            keep.add(parent)
+            parent = parent.parent
+    root = page.page_map.root
+    if keep:
+        _recall_line_breaks(root, keep)
+    return _unescape_urls(serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True))
+
+
+def _recall_line_breaks(root: Node, keep: set[Node]) -> None:
+    previous: Node | None = None
+    for node in iter_tree(root):
+        if previous is not None:
+            if node.tag == "br" and previous.tag != "br" and previous in keep:
+                keep.add(node)
+            if previous.tag == "br" and node.tag != "br" and node in keep:
+                keep.add(previous)
+        previous = node
+
+
+def _unescape_urls(html: str) -> str:
+    def unescape(match: re.Match[str]) -> str:
+        url = match.group(2)
+        if url.startswith(_ABSOLUTE):
+            return f"{match.group(1)}{_html.unescape(url)}{match.group(3)}"
+        return match.group(0)
+
+    return _URL_ATTR.sub(unescape, html)

@@ -1,0 +1,685 @@
+"""HTML → numbered blocks, in the exact block scheme of MinerU-HTML v1.1 / Pulpie (profile ``mineru-v1.1``).
+
+The published labelers were trained on these block boundaries and strings, so this module reproduces the
+reference rules (``../shared/docs/reference-spec.md`` §1.2–§1.6) including their quirks, on a Lexbor parse
+instead of lxml + uuid-per-node deep copies:
+
+1. parse (Lexbor), comments dropped;
+2. a *processing view*: ``title head style script link meta iframe frame nav`` removed with their tails;
+   then, post-order, elements with ``class``/``id`` exactly ``nav`` directly under ``<body>``, with an
+   invisible inline style, or inside a closed ``<details>`` (except ``<summary>``) removed, their tail text
+   kept (appended to the previous sibling's tail, else its text, else the parent's text);
+3. segmentation: data vs layout tables, content vs layout lists, block vs inline elements, ``<br>`` ends a
+   paragraph, loose text becomes a block named after its container, identical text runs of one container
+   are dropped;
+4. per block: attributes cut to ``class``/``id`` (+ ``src``/``alt`` on ``img``), lists shortened to
+   first … last, blocks without text or image skipped, text capped at ``cutoff_length`` characters (text
+   inside ``table``/``math`` not counted), ``_item_id`` 1..N;
+5. the original DOM gets the same ids (``cc-alg-uc-text`` wrappers for loose text runs) → :class:`PageMap`.
+
+Two reference quirks are kept on purpose because the models saw them: loose text directly under ``<body>``
+never becomes a block, and a run under ``<body>`` holding exactly one element becomes that element.
+"""
+
+from __future__ import annotations
+
+import re
+
+from extract_trt.runtime import dom
+from extract_trt.runtime.dom import Node, iter_processing, serialize
+from extract_trt.runtime.errors import SimplifyError
+from extract_trt.runtime.types import Block, PageBlocks
+
+INLINE_TAGS = frozenset(
+    {
+        "map", "optgroup", "span", "input", "time", "u", "strong", "small", "sub", "samp", "blink", "b",
+        "code", "nobr", "strike", "bdo", "basefont", "abbr", "var", "i", "cccode-inline", "s", "pic", "label",
+        "mark", "object", "ccmath-inline", "svg", "button", "a", "font", "dfn", "sup", "kbd", "q", "script",
+        "acronym", "option", "img", "big", "cite", "em", "marked-tail", "marked-text",
+    }
+)  # fmt: skip
+TABLE_TAGS = frozenset({"caption", "colgroup", "col", "thead", "tbody", "tfoot", "tr", "td", "th", "br"})
+REMOVED_TAGS = frozenset({"title", "head", "style", "script", "link", "meta", "iframe", "frame", "nav"})
+NO_BLOCK_TAGS = frozenset({"math"})
+UNCOUNTED_TEXT_TAGS = frozenset({"math", "table"})
+INVISIBLE_STYLES = {"display": "none", "font-size": "0px", "color": "transparent", "visibility": "hidden", "opacity": "0"}
+NAV_MARKERS = frozenset({"nav"})
+WRAPPER_TAG = "cc-alg-uc-text"
+ELLIPSIS = "..."
+_SHELL_HEAD = '<html><head><meta charset="utf-8"></head><body>'
+_SHELL_TAIL = "</body></html>"
+_TEXT_RUNS = re.compile(r"(<[^>]+>)|([^<]+)")
+_SPACES = re.compile(r"\s+")
+
+
+class PageMap:
+    """The original DOM with block ids placed (the reference's ``map_html``, kept as a tree)."""
+
+    __slots__ = ("root", "id_nodes")
+
+    def __init__(self, root: Node, id_nodes: dict[int, Node]) -> None:
+        self.root = root
+        self.id_nodes = id_nodes  # item id → the element or wrapper that carries it
+
+    def map_html(self) -> str:
+        return serialize(self.root, with_marks=True)
+
+
+def simplify(html: str, cutoff_length: int = 500) -> PageBlocks:
+    """Segment ``html`` into numbered blocks (``mineru-v1.1`` profile).
+
+    Raises :class:`SimplifyError` when the page cannot be parsed at all.
+    """
+    if not isinstance(html, str):
+        raise SimplifyError(f"simplify expects str, got {type(html).__name__}")
+    try:
+        root = dom.parse(html)
+    except Exception as exc:  # Lexbor refusing input is rare but must not escape as a bare error
+        raise SimplifyError(f"HTML parser failed: {exc}") from exc
+    _remove_tags(root)
+    _remove_hidden(root)
+    paragraphs = _Segmenter(root).run()
+    return _number_blocks(root, paragraphs, cutoff_length)
+
+
+# ── processing view ──────────────────────────────────────────────────────────────
+
+
+def _remove_tags(root: Node) -> None:
+    for node in iter_processing(root):
+        kids = node.pchildren
+        if kids and any(k.tag in REMOVED_TAGS for k in kids):
+            node.pchildren = [k for k in kids if k.tag not in REMOVED_TAGS]
+
+
+def _should_remove(node: Node) -> bool:
+    parent = node.parent
+    attrs = node.attrs
+    if parent is not None and parent.tag == "body" and (
+        attrs.get("class", "") in NAV_MARKERS or attrs.get("id", "") in NAV_MARKERS
+    ):
+        return True
+    style = attrs.get("style")
+    if style:
+        for decl in style.split(";"):
+            key, sep, value = decl.partition(":")
+            if sep and INVISIBLE_STYLES.get(key.strip()) == value.strip():
+                return True
+    if parent is not None and parent.tag == "details" and node.tag != "summary":
+        return "open" not in parent.attrs
+    return False
+
+
+def _remove_hidden(root: Node) -> None:
+    """Post-order removal of hidden elements; their tail text moves to the previous sibling or parent."""
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if not done:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in reversed(node.pchildren))
+            continue
+        parent = node.parent
+        if parent is None or not _should_remove(node):
+            continue
+        tail = node.ptail or ""
+        siblings = parent.pchildren
+        pos = siblings.index(node)
+        if pos:
+            prev = siblings[pos - 1]
+            if prev.ptail is not None:
+                prev.ptail += tail
+            elif prev.ptext is not None:
+                prev.ptext += tail
+            else:
+                prev.ptext = tail
+        elif parent.ptext is not None:
+            parent.ptext += tail
+        else:
+            parent.ptext = tail
+        parent.pchildren = siblings[:pos] + siblings[pos + 1 :]
+
+
+# ── segmentation ─────────────────────────────────────────────────────────────────
+
+
+def _nearest(node: Node, tags: tuple[str, ...]) -> Node | None:
+    while node is not None and node.tag not in tags:
+        node = node.parent
+    return node
+
+
+def _descendants(node: Node):
+    stack = list(reversed(node.pchildren))
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if cur.pchildren:
+            stack.extend(reversed(cur.pchildren))
+
+
+class _Paragraph:
+    """A block before cleaning: a whole element, or a run of text/inline elements in a container."""
+
+    __slots__ = ("container", "text", "elements", "content_type")
+
+    def __init__(self, container: Node, text: str | None, elements: list[Node], content_type: str) -> None:
+        self.container = container
+        self.text = text  # leading text of a run (stripped pieces joined by a space)
+        self.elements = elements  # run elements in order (empty for a whole-element block)
+        self.content_type = content_type
+
+
+class _Segmenter:
+    def __init__(self, root: Node) -> None:
+        self.root = root
+        self.table_data: dict[Node, bool] = {}
+        self.list_content: dict[Node, bool] = {}
+        self.block_below: dict[Node, bool] = {}
+
+    def run(self) -> list[_Paragraph]:
+        tables, lists = [], []
+        for node in iter_processing(self.root):
+            if node.tag == "table":
+                tables.append(node)
+            elif node.tag in ("ul", "ol", "dl"):
+                lists.append(node)
+        for table in tables:
+            self.table_data[table] = self._is_data_table(table)
+        for lst in lists:
+            self.list_content[lst] = self._is_content_list(lst)
+        self._compute_block_below()
+        return self._paragraphs()
+
+    def _is_data_table(self, table: Node) -> bool:
+        layout = False
+        for node in _descendants(table):
+            tag = node.tag
+            if tag in ("caption", "col", "colgroup") or (tag in ("td", "th") and "headers" in node.attrs):
+                if _nearest(node.parent, ("table",)) is table:
+                    return True
+            if tag not in TABLE_TAGS and tag not in INLINE_TAGS:
+                layout = True
+        if table.attrs.get("role") == "table" or table.attrs.get("data-table"):
+            return True
+        return not layout
+
+    def _is_block(self, node: Node) -> bool:
+        tag = node.tag
+        if tag in ("td", "th"):
+            owner = _nearest(node, ("table",))
+            return owner is not None and not self.table_data.get(owner, False)
+        if tag == "li":
+            owner = _nearest(node, ("ul", "ol"))
+            return owner is not None and not self.list_content.get(owner, False)
+        if tag in ("dt", "dd"):
+            owner = _nearest(node, ("dl",))
+            return owner is not None and not self.list_content.get(owner, False)
+        return tag not in NO_BLOCK_TAGS and tag not in INLINE_TAGS
+
+    def _scan_block_below(self, node: Node) -> bool:
+        """Has ``node`` a block descendant (text inside ``math`` never counts)? Scans; no memo."""
+        if node.tag in NO_BLOCK_TAGS:
+            return False
+        stack = list(reversed(node.pchildren))
+        while stack:
+            cur = stack.pop()
+            if self._is_block(cur):
+                return True
+            if cur.tag not in NO_BLOCK_TAGS and cur.pchildren:
+                stack.extend(reversed(cur.pchildren))
+        return False
+
+    def _is_content_list(self, lst: Node) -> bool:
+        allowed = ("li",) if lst.tag in ("ul", "ol") else ("dt", "dd")
+        items = [k for k in lst.pchildren if k.tag in ("li", "dt", "dd")]
+        if not items:
+            return False
+        if any(k.tag not in allowed for k in lst.pchildren):
+            return False
+        if (lst.ptext and lst.ptext.strip()) or any(k.ptail and k.ptail.strip() for k in lst.pchildren):
+            return False
+        return not any(self._scan_block_below(item) for item in items)
+
+    def _compute_block_below(self) -> None:
+        """Memoise "has a block descendant" for every node, bottom-up, once all types are known."""
+        order = list(iter_processing(self.root))
+        below = self.block_below
+        is_block = self._is_block
+        for node in reversed(order):
+            if node.tag in NO_BLOCK_TAGS:
+                below[node] = False
+                continue
+            found = False
+            for kid in node.pchildren:
+                if below[kid] or is_block(kid):
+                    found = True
+                    break
+            below[node] = found
+
+    def _paragraphs(self) -> list[_Paragraph]:
+        """The reference's ``process_node`` walk, with an explicit stack instead of recursion.
+
+        A run collects ``pieces`` (stripped text before its first element — the only text the reference
+        copies into the run's container clone; later text stays in the elements' raw tails), ``elements``,
+        and ``sources`` (which kinds of item it saw, for its content type).
+        """
+        out: list[_Paragraph] = []
+        seen_text_runs: set[tuple[int, str]] = set()
+        below = self.block_below
+        is_block = self._is_block
+        table_data = self.table_data
+
+        def flush(node: Node, run: _Run, final: bool) -> None:
+            sources = run.sources
+            if sources == {"direct"}:
+                kind = "unwrapped_text"
+            elif sources == {"element"}:
+                kind = "inline_elements"
+            elif final and "element" not in sources:
+                kind = "unwrapped_text"
+            else:
+                kind = "mixed"
+            text = " ".join(run.pieces) if run.pieces else None
+            if not run.elements:
+                # Text-only runs of one container serialize identically when their text is equal; the
+                # reference drops such duplicates.
+                key = (node.index, text or "")
+                if key in seen_text_runs:
+                    return
+                seen_text_runs.add(key)
+            out.append(_Paragraph(node, text, run.elements, kind))
+
+        stack: list[tuple[Node, _Run, list[int]]] = [(self.root, _Run(self.root.ptext, "direct"), [0])]
+        while stack:
+            node, run, cursor = stack[-1]
+            kids = node.pchildren
+            i = cursor[0]
+            if i >= len(kids):
+                if run.sources:
+                    flush(node, run, final=True)
+                stack.pop()
+                continue
+            cursor[0] = i + 1
+            child = kids[i]
+            child_below = below[child]
+            if not (child_below or is_block(child)):
+                run.add_element(child)
+                run.add_text(child.ptail, "tail")
+                continue
+            if child_below and child.tag in INLINE_TAGS:
+                child.block_type_mark = True
+            if child.tag == "br":
+                run.add_element(child)
+            if run.sources:
+                flush(node, run, final=False)
+                run.reset()
+            if child.tag != "br":
+                if table_data.get(child) or not child_below:
+                    out.append(_Paragraph(child, None, [], "block_element"))
+                else:
+                    stack.append((child, _Run(child.ptext, "direct"), [0]))
+            # Queued before the child's own paragraphs are produced, but the run only flushes later,
+            # so the order of paragraphs is the reference's.
+            run.add_text(child.ptail, "tail")
+        return out
+
+
+class _Run:
+    __slots__ = ("pieces", "elements", "sources")
+
+    def __init__(self, text: str | None, source: str) -> None:
+        self.pieces: list[str] = []
+        self.elements: list[Node] = []
+        self.sources: set[str] = set()
+        self.add_text(text, source)
+
+    def add_text(self, text: str | None, source: str) -> None:
+        if text:
+            stripped = text.strip()
+            if stripped:
+                if not self.elements:
+                    self.pieces.append(stripped)
+                self.sources.add(source)
+
+    def add_element(self, node: Node) -> None:
+        self.elements.append(node)
+        self.sources.add("element")
+
+    def reset(self) -> None:
+        self.pieces = []
+        self.elements = []
+        self.sources = set()
+
+
+# ── per-block cleaning, numbering and mapping ─────────────────────────────────────
+
+
+class _Frag:
+    """A node of a block fragment (the cleaned copy the model reads); serialized like a dom.Node."""
+
+    __slots__ = ("tag", "attrs", "text", "tail", "children", "parent")
+
+    def __init__(self, tag: str, attrs: dict[str, str], text: str | None, tail: str | None, parent: _Frag | None):
+        self.tag = tag
+        self.attrs = attrs
+        self.text = text
+        self.tail = tail
+        self.children: list[_Frag] = []
+        self.parent = parent
+
+
+class _Skip(Exception):
+    """The reference drops this paragraph without consuming an id."""
+
+
+def _clean_attrs(node: Node) -> dict[str, str]:
+    attrs = node.attrs
+    if not attrs:
+        return {}
+    out: dict[str, str] = {}
+    if node.tag == "img":
+        src = attrs.get("src", "").strip()
+        if src and not src.startswith("data:image/"):
+            out["src"] = src
+        alt = attrs.get("alt", "").strip()
+        if alt:
+            out["alt"] = alt
+    cls = attrs.get("class", "").strip()
+    if cls:
+        out["class"] = cls
+    ident = attrs.get("id", "").strip()
+    if ident:
+        out["id"] = ident
+    return out
+
+
+def _copy(src: Node, parent: _Frag | None, text: str | None, tail: str | None) -> _Frag:
+    """Deep copy of the processing view of ``src`` with cleaned attributes."""
+    top = _Frag(src.tag, _clean_attrs(src), text, tail, parent)
+    stack = [(src, top)]
+    while stack:
+        s, d = stack.pop()
+        out = d.children
+        for k in s.pchildren:
+            c = _Frag(k.tag, _clean_attrs(k), k.ptext, k.ptail, d)
+            out.append(c)
+            if k.pchildren:
+                stack.append((k, c))
+    return top
+
+
+def _build_fragment(par: _Paragraph) -> tuple[_Frag, Node, list[Node]]:
+    """The block's fragment, the node it stands for, and that node's top-level children (for mapping)."""
+    container = par.container
+    if par.content_type == "block_element":
+        root = _copy(container, None, container.ptext or None, None)
+        sources = container.pchildren
+    else:
+        root = _Frag(container.tag, _clean_attrs(container), par.text, None, None)
+        last = len(par.elements) - 1
+        for i, el in enumerate(par.elements):
+            # A <br> always ends its run, and the reference clears the tail of a run's last <br>.
+            tail = None if i == last and el.tag == "br" else el.ptail
+            root.children.append(_copy(el, root, el.ptext, tail))
+        sources = par.elements
+    if container.tag in ("body", "html"):
+        # The reference re-parses each block as an HTML fragment; a <body> block merges into the parser's
+        # own body, leaving either an error (skip) or its single child element as the block.
+        if root.text and root.text.strip():
+            raise _Skip
+        if len(root.children) != 1:
+            raise _Skip
+        only = root.children[0]
+        if only.tail and only.tail.strip():
+            raise _Skip
+        only.tail = None
+        only.parent = None
+        node = sources[0]
+        return only, node, node.pchildren
+    return root, container, sources
+
+
+def _simplify_lists(root: _Frag) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        items = node.children
+        if len(items) > 2 and node.tag in ("ul", "ol", "dl"):
+            ellipsis = _Frag("span", {}, ELLIPSIS, None, node)
+            if node.tag == "dl":
+                dts = [i for i, item in enumerate(items) if item.tag == "dt"]
+                if len(dts) > 1:
+                    node.children = items[dts[0] : dts[1]] + [ellipsis] + items[dts[-1] :]
+            else:
+                node.children = [items[0], ellipsis, items[-1]]
+        stack.extend(reversed(node.children))
+
+
+def _is_meaningful(root: _Frag) -> bool:
+    # Mirrors the reference recursion, including its early return on <img> that ignores the img's tail.
+    stack: list[tuple[_Frag, bool]] = [(root, False)]
+    while stack:
+        node, after = stack.pop()
+        if after:
+            if node.tail and node.tail.strip():
+                return True
+            continue
+        if node.text and node.text.strip():
+            return True
+        if node.tag == "img":
+            if node.attrs.get("src", "").strip():
+                return True
+            continue
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in reversed(node.children))
+    return False
+
+
+def _truncate(root: _Frag, limit: int) -> None:
+    """Cap the block's text at ``limit`` characters (text inside table/math not counted; tails always)."""
+    # Entries in document order: (node, is_text, excluded-context-for-modification).
+    entries: list[tuple[_Frag, bool, bool]] = []
+    total = 0
+    stack: list[tuple[_Frag, bool, bool]] = [(root, False, False)]  # node, parent excluded, after-children
+    while stack:
+        node, parent_excluded, after = stack.pop()
+        if after:
+            if node.tail:
+                entries.append((node, False, parent_excluded))
+                total += len(node.tail)
+            continue
+        excluded = parent_excluded or node.tag in UNCOUNTED_TEXT_TAGS
+        if node.text and not excluded:
+            entries.append((node, True, False))
+            total += len(node.text)
+        stack.append((node, parent_excluded, True))
+        stack.extend((kid, excluded, False) for kid in reversed(node.children))
+    if total <= limit:
+        return
+    length = 0
+    cut = False
+    for node, is_text, locked in entries:
+        if cut:
+            if is_text:
+                node.text = None
+            else:
+                node.tail = None
+            continue
+        value = node.text if is_text else node.tail
+        if length + len(value) <= limit:
+            length += len(value)
+        elif locked:
+            length += len(value)
+        else:
+            # `limit - length` can be negative after locked text inside tables; the reference slices
+            # with it anyway (dropping characters from the end), and so do we.
+            clipped = value[: limit - length] + ELLIPSIS
+            if is_text:
+                node.text = clipped
+            else:
+                node.tail = clipped
+            cut = True
+            cur = node
+            while cur.parent is not None:
+                siblings = cur.parent.children
+                del siblings[_index(siblings, cur) + 1 :]
+                cur = cur.parent
+
+
+def _index(items: list, target: object) -> int:
+    for i, item in enumerate(items):
+        if item is target:
+            return i
+    raise ValueError("node is not a child of its parent")
+
+
+def _collapse(fragment: str) -> str:
+    return _TEXT_RUNS.sub(lambda m: m.group(1) or _SPACES.sub(" ", m.group(2)), fragment)
+
+
+def _fragment_text(root: _Frag) -> tuple[str, int]:
+    """Plain text of a fragment (whitespace collapsed) and the length of the text inside links."""
+    parts: list[str] = []
+    link_chars = 0
+    stack: list[tuple[_Frag, bool, int]] = [(root, False, 0)]
+    while stack:
+        node, after, in_link = stack.pop()
+        if after:
+            if node.tail:
+                parts.append(node.tail)
+                if in_link:
+                    link_chars += len(node.tail)
+            continue
+        inside = in_link + (node.tag == "a")
+        if node.text:
+            parts.append(node.text)
+            if inside:
+                link_chars += len(node.text)
+        stack.append((node, True, in_link))
+        stack.extend((kid, False, inside) for kid in reversed(node.children))
+    return _SPACES.sub(" ", "".join(parts)).strip(), link_chars
+
+
+class _Mapper:
+    """Places block ids in the original DOM (the reference's map_html rules)."""
+
+    def __init__(self) -> None:
+        self.id_nodes: dict[int, Node] = {}
+
+    def mark(self, node: Node, item_id: int) -> None:
+        if node.item_id is not None and self.id_nodes.get(node.item_id) is node:
+            del self.id_nodes[node.item_id]
+        node.item_id = item_id
+        self.id_nodes[item_id] = node
+
+    def wrapper(self, parent: Node, item_id: int, text: str | None) -> Node:
+        wrapper = Node(WRAPPER_TAG, {}, parent)
+        wrapper.text = text
+        select = parent.attrs.get("cc-select", parent.select)
+        if select is not None:
+            wrapper.select = select
+        self.mark(wrapper, item_id)
+        return wrapper
+
+    def place(self, par: _Paragraph, node: Node, sources: list[Node], text: str | None, item_id: int) -> None:
+        container = par.container
+        if par.content_type == "block_element":
+            self.mark(container, item_id)
+            for desc in dom.iter_tree(container):
+                if desc is not container and (desc.select is not None or "cc-select" in desc.attrs):
+                    container.select = desc.select if desc.select is not None else desc.attrs["cc-select"]
+                    break
+            return
+        if sources:
+            if node.tag in INLINE_TAGS and node.tag != "body" and not node.block_type_mark:
+                self.mark(node, item_id)
+            else:
+                self._wrap_run(container, sources, item_id)
+        elif par.content_type == "inline_elements":
+            self.mark(node, item_id)
+        elif text and text.strip():
+            self._wrap_text(container, text.strip(), item_id)
+
+    def _wrap_run(self, parent: Node, run: list[Node], item_id: int) -> None:
+        kids = parent.children
+        start = _index(kids, run[0])
+        end = _index(kids, run[-1])
+        last = run[-1]
+        leading = parent.text if start == 0 else kids[start - 1].tail
+        wrapper = self.wrapper(parent, item_id, leading or None)
+        if leading:
+            if start == 0:
+                parent.text = None
+            else:
+                kids[start - 1].tail = None
+        moved = kids[start : end + 1]
+        for node in moved:
+            node.parent = wrapper
+        wrapper.children = moved
+        parent.children = kids[:start] + [wrapper] + kids[end + 1 :]
+        if last.tag == "br" and last.tail:
+            wrapper.tail = last.tail
+            last.tail = None
+
+    def _wrap_text(self, parent: Node, text: str, item_id: int) -> None:
+        if parent.text and parent.text.strip() == text:
+            wrapper = self.wrapper(parent, item_id, parent.text)
+            parent.text = None
+            parent.children = [wrapper, *parent.children]
+            return
+        kids = parent.children
+        for i, kid in enumerate(kids):
+            if kid.tail and kid.tail.strip() == text:
+                wrapper = self.wrapper(parent, item_id, kid.tail)
+                kid.tail = None
+                parent.children = kids[: i + 1] + [wrapper] + kids[i + 1 :]
+                return
+
+
+def _tag_path(node: Node) -> tuple[str, int]:
+    tags = []
+    cur: Node | None = node
+    while cur is not None:
+        tags.append(cur.tag)
+        cur = cur.parent
+    return ">".join(reversed(tags)), len(tags) - 1
+
+
+def _number_blocks(root: Node, paragraphs: list[_Paragraph], cutoff_length: int) -> PageBlocks:
+    mapper = _Mapper()
+    blocks: list[Block] = []
+    fragments: list[str] = []
+    for par in paragraphs:
+        try:
+            frag, node, sources = _build_fragment(par)
+            text_before_cleaning = frag.text
+            _simplify_lists(frag)
+            if not _is_meaningful(frag):
+                continue
+            _truncate(frag, cutoff_length)
+            item_id = len(blocks) + 1
+            frag.attrs["_item_id"] = str(item_id)
+            mapper.place(par, node, sources, text_before_cleaning, item_id)
+        except (_Skip, ValueError):
+            continue
+        html = _collapse(serialize(frag).strip())
+        fragments.append(html)
+        text, link_chars = _fragment_text(frag)
+        path, depth = _tag_path(node)
+        blocks.append(
+            Block(
+                item_id=item_id,
+                html=html,
+                text=text,
+                tag=frag.tag,
+                classes=node.attrs.get("class", ""),
+                element_id=node.attrs.get("id", ""),
+                depth=depth,
+                tag_path=path,
+                link_text_length=link_chars,
+                content_type=par.content_type,
+            )
+        )
+    simplified = _SHELL_HEAD + "".join(fragments) + _SHELL_TAIL
+    return PageBlocks(simplified_html=simplified, blocks=blocks, page_map=PageMap(root, mapper.id_nodes))

@@ -1,0 +1,62 @@
+"""Data passed between the pipeline stages: blocks of one page, labels, and their invariants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from extract_trt.runtime.simplify import PageMap
+
+
+@dataclass(slots=True)
+class Block:
+    """One numbered block of the simplified page (what a labeler classifies).
+
+    ``html`` is the cleaned, truncated fragment carrying ``_item_id`` — byte-identical to the block in
+    the reference simplified HTML. The other fields are cheap features computed from the same fragment.
+    """
+
+    item_id: int
+    html: str
+    text: str
+    tag: str
+    classes: str
+    element_id: str
+    depth: int
+    tag_path: str
+    link_text_length: int
+    content_type: str  # block_element | unwrapped_text | inline_elements | mixed
+
+
+@dataclass(slots=True)
+class PageBlocks:
+    """The simplifier's output for one page: blocks 1..N plus what reconstruction needs."""
+
+    simplified_html: str
+    blocks: list[Block]
+    page_map: PageMap = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def map_html(self) -> str:
+        """The original DOM with ``_item_id`` marks and ``cc-alg-uc-text`` wrappers (reference map_html)."""
+        return self.page_map.map_html()
+
+
+@dataclass(slots=True)
+class Labels:
+    """One main/other decision per block, in block order (``main[i]`` belongs to ``blocks[i]``)."""
+
+    main: np.ndarray  # bool, shape [n_blocks]
+    labeler: str
+    probability: np.ndarray | None = None  # p(main), float32, when the labeler has one
+    fallback: bool = False
+
+    def as_dict(self, blocks: PageBlocks) -> dict[str, str]:
+        """Reference-style ``{"1": "main", "2": "other", …}`` mapping."""
+        return {str(b.item_id): ("main" if m else "other") for b, m in zip(blocks.blocks, self.main)}
