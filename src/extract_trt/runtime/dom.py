@@ -18,6 +18,7 @@ minimised, and single quotes around attribute values that contain ``"`` but no `
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -98,6 +99,8 @@ def parse(html: str) -> Node:
         return _finish(root)
     root = Node("html", _attrs(lex_root), None)
     nesting: list[Node] = []
+    foreign: list[tuple[LexborNode, Node]] = []
+    keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
     work: list[tuple[LexborNode | None, Node]] = [(lex_root.child, root)]
     while work:
         lex, parent = work.pop()
@@ -117,15 +120,60 @@ def parse(html: str) -> Node:
                 kids.append(el)
                 if el.tag in LIBXML2_NESTING_VOIDS:
                     nesting.append(el)
+                elif el.tag in ("svg", "math"):
+                    foreign.append((lex, el))
                 child = lex.child
+                if child is None and el.tag == "template":
+                    child = _template_content(lex, keep_alive)
                 if child is not None:
                     work.append((lex.next, parent))
                     work.append((child, el))
                     break
             lex = lex.next
+    for lex, el in foreign:
+        _restore_foreign_attr_names(lex, el)
     for el in nesting:  # document order, so a later one is already inside an earlier one
         _nest_following(el)
     return _finish(root)
+
+
+def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
+    """First node of a <template>'s content, which Lexbor keeps outside the tree.
+
+    The reference's parsers treat template content as ordinary children, so it is parsed again from the
+    template's own serialization.
+    """
+    outer = lex.html or ""
+    start = outer.find(">") + 1
+    end = outer.rfind("</template>")
+    if start <= 0 or end < start:
+        return None
+    tree = LexborHTMLParser(f"<body>{outer[start:end]}</body>")
+    keep_alive.append(tree)
+    body = tree.body
+    return body.child if body is not None else None
+
+
+_START_TAG = re.compile(r"<([^\s/>!?]+)((?:\s+[^\s=/>]+(?:=\"[^\"]*\")?)*)\s*/?>")
+_ATTR_NAME = re.compile(r"\s+([^\s=/>]+)(?:=\"[^\"]*\")?")
+
+
+def _restore_foreign_attr_names(lex: LexborNode, el: Node) -> None:
+    """Put back prefixed names (``xlink:href``, ``xml:space``, ``xmlns:xlink``) inside SVG/MathML.
+
+    Lexbor reports such attributes by local name; the reference keeps the qualified name it read from the
+    serialized page. Lexbor's own serialization has the qualified names, in the same element order.
+    """
+    nodes = list(iter_tree(el))
+    tags = _START_TAG.findall(lex.html or "")
+    if len(tags) != len(nodes):
+        return
+    for node, (_, attr_text) in zip(nodes, tags):
+        if not node.attrs:
+            continue
+        names = [name.lower() for name in _ATTR_NAME.findall(attr_text)]
+        if len(names) == len(node.attrs) and names != list(node.attrs):
+            node.attrs = dict(zip(names, node.attrs.values()))
 
 
 def _nest_following(el: Node) -> None:
