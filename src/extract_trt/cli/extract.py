@@ -163,6 +163,8 @@ def extract(
     if sample:
         records = _sample_ids(records)
     first = next(records, None)
+    if first is None:
+        typer.echo("extract-trt: note: the inputs hold no pages (no HTML responses / no JSONL lines)", err=True)
     single = len(resolved) == 1 and first is not None and first.get("format") == "html"
     stream = records if first is None else itertools.chain([first], records)
 

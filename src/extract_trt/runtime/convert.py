@@ -7,8 +7,9 @@ code blocks fenced with backquotes. Before conversion, spacer/tracking images ar
 ``transparent``, ``1x1``, ``clear``, ``tracking``, ``beacon`` (``.gif``/``.png``/no extension). A
 ``data:image`` (or missing) ``src`` is replaced by a lazy-loading attribute (``data-src``,
 ``data-original``, ``data-lazy-src``, …) when there is one, else the image is dropped. After conversion: empty
-links ``[](url)`` are removed, no-break spaces become spaces, whitespace-only lines become empty, runs of blank
-lines outside fenced code collapse to one (no ``\\n\\n\\n``), and the result is stripped.
+links ``[](url)`` are removed, no-break spaces become spaces, whitespace-only lines become empty, code fences get
+a blank line around them, runs of blank lines outside fenced code collapse to one (no ``\\n\\n\\n``), and the
+result is stripped.
 
 ``benchmark_markdown``: *exactly* the WebMainBench conversion (spec §4.3): ``HTML2Text(bodywidth=0)``,
 ``ignore_links = ignore_images = True``, ``baseurl = url or ""``, ``handle(main_html)``, no post-processing.
@@ -50,7 +51,7 @@ _LAZY_SRC_ATTRS = ("data-src", "data-original", "data-lazy-src", "data-lazy", "d
 _SPACER_TOKENS = frozenset(
     {"spacer", "pixel", "blank", "transparent", "trans", "1x1", "clear", "clearpixel", "spacergif", "tracking",
      "tracker", "beacon", "pix", "shim", "dot"}
-)
+)  # fmt: skip
 _SPACER_EXTENSIONS = frozenset({"", "gif", "png"})
 _TINY = frozenset({"0", "1", "0px", "1px"})
 _EMPTY_LINK = re.compile(r"(?<!!)\[\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
@@ -135,12 +136,19 @@ def _tidy_markdown(md: str) -> str:
         md = _EMPTY_LINK.sub("", md)
     out: list[str] = []
     in_fence = False
-    blank = True  # also drops leading blank lines
+    blank = True  # the previous emitted line is blank (or nothing yet): drops leading blank lines
     for line in md.split("\n"):
         if line.lstrip().startswith("```"):
-            in_fence = not in_fence
+            # html2text glues fences to neighbouring tables/text and leaves spaces after them.
+            line = line.rstrip()
+            if not in_fence and not blank:
+                out.append("")
             out.append(line)
+            in_fence = not in_fence
             blank = False
+            if not in_fence:
+                out.append("")
+                blank = True
             continue
         if in_fence:
             out.append(line)
@@ -180,16 +188,16 @@ _SKIP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "head", "title", "meta", "link", "base", "svg", "iframe", "frame",
      "frameset", "object", "embed", "applet", "canvas", "audio", "video", "source", "track", "select", "datalist",
      "input", "map", "param"}
-)
+)  # fmt: skip
 _PARAGRAPH_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "hr", "figure", "section", "article",
      "header", "footer", "main", "aside", "nav", "address", "form", "fieldset", "details", "dialog", "hgroup",
      "center", "search"}
-)
+)  # fmt: skip
 _LINE_TAGS = frozenset(
     {"div", "li", "dt", "dd", "tr", "caption", "figcaption", "summary", "legend", "option", "optgroup", "body",
      "html", "dir", "noframes", "menuitem", "cc-alg-uc-text", "thead", "tbody", "tfoot"}
-)
+)  # fmt: skip
 _LIST_TAGS = frozenset({"ul", "ol", "dl", "menu"})
 _PRE_TAGS = frozenset({"pre", "listing", "xmp", "plaintext", "textarea"})
 _CELL_TAGS = frozenset({"td", "th"})

@@ -19,7 +19,7 @@ non-text codecs (``base64``, ``rot13``) and UTF-7 are ignored. A declared charse
 the bytes strictly falls through to the next rule. windows-1252 decodes its five unassigned bytes to the
 matching C1 controls, as browsers do, instead of failing.
 
-A leading U+FEFF is removed from the result. Only non-bytes input raises :class:`DecodeError`.
+Leading U+FEFF characters (BOMs) are removed from the result. Only non-bytes input raises :class:`DecodeError`.
 The common case (valid UTF-8, with or without a declaration) costs one regex search and one decode.
 """
 
@@ -96,8 +96,9 @@ _CP1252_UNASSIGNED = frozenset(b"\x81\x8d\x8f\x90\x9d")
 
 
 def _cp1252_c1(exc: UnicodeError) -> tuple[str, int]:
-    # Browsers map windows-1252's five holes to C1 controls; Python's codec rejects them.
-    if isinstance(exc, UnicodeDecodeError) and exc.encoding == "cp1252":
+    # Browsers map windows-1252's five holes to C1 controls; Python's codec rejects them. Only registered
+    # for cp1252 decoding (its errors report the encoding as "charmap").
+    if isinstance(exc, UnicodeDecodeError):
         bad = exc.object[exc.start : exc.end]
         if bad and all(b in _CP1252_UNASSIGNED for b in bad):
             return "".join(map(chr, bad)), exc.end
@@ -189,4 +190,4 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
         text = _detect(data)
     if text is None:
         text = data.decode("utf-8", "replace")
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.lstrip("\ufeff")

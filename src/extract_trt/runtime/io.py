@@ -87,6 +87,7 @@ __all__ = [
     "FORMATS",
     "FileTreeWriter",
     "JsonlWriter",
+    "check_page",
     "detect_format",
     "iter_records",
     "resolve_inputs",
@@ -194,12 +195,21 @@ def iter_records(
 
 
 def detect_format(path: str) -> Format:
-    """The format :func:`iter_records` will read ``path`` as (extension first, then content)."""
+    """The format :func:`iter_records` will read ``path`` as (extension first, then content).
+
+    Raises:
+        OSError: the file cannot be opened. Corrupt gzip content reads as ``"html"`` (that is how
+            :func:`iter_records` would treat it: one page, reported as an error record).
+    """
     by_ext = _format_from_name(path)
     if by_ext is not None:
         return by_ext
     with open(path, "rb") as f:
-        return _format_from_head(_peek_inner(f)[0])
+        try:
+            head = _peek_inner(f)[0]
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            return "html"
+        return _format_from_head(head)
 
 
 def _format_from_name(name: str) -> Format | None:

@@ -1,25 +1,26 @@
 """A model-free labeler: text and link density plus boilerplate names, then a neighbour pass (jusText-like).
 
-Per block (features of :class:`~extract_trt.runtime.types.Block`):
+Per-block score (features of :class:`~extract_trt.runtime.types.Block`), a sum of:
 
-* **words**: ``\\w+`` tokens of the text; a run of CJK characters counts one word per two characters;
-* **link density**: ``link_text_length / len(text)``;
-* **prose**: sentence punctuation (``. , ; : ! ?`` and their CJK forms) per word;
-* **boilerplate names**: whole tokens of ``classes``/``element_id`` (split on non-alphanumerics, camelCase
-  split) such as ``nav menu footer header sidebar comment share social breadcrumb cookie widget ad banner
-  related subscribe login …``, and structural ancestors in ``tag_path`` (``footer``, ``aside``, ``nav``,
-  ``form``, ``header`` outside ``article``/``main``); content names (``article content post entry body
-  text story main``) and ``article``/``main`` ancestors count the other way;
-* copyright lines (``©``, ``copyright``, ``all rights reserved``) are boilerplate.
+* **length**: ``log2(words + 1) - 3`` (7 words → 0, 31 → +2), where words are ``\\w+`` tokens and a CJK
+  character counts half a word (a ``\\w+`` run would swallow a whole CJK sentence);
+* **prose**: up to +1.5 for sentence punctuation (``. , ; : ! ?`` and CJK forms), ``6 × marks / words``;
+* **link density** ``link_text_length / len(text)``: ``-6 × density``, fading as ``8 / (words + 1)`` beyond
+  7 words (menus are short links; a long, fully linked teaser on a listing page is content);
+* **names**: -2 when a whole token of ``classes``/``element_id`` (split on non-alphanumerics and camelCase) is a
+  boilerplate word (``nav menu footer header sidebar comment share social breadcrumb cookie widget ad banner
+  related subscribe login …``), +1 for a content word (``article content post entry body text story main …``);
+* **ancestors** (``tag_path``): -2 under ``footer aside nav form menu button select label``, -1.5 under
+  ``header`` outside ``article``/``main``, +0.75 under ``article``/``main``;
+* **copyright**: -3 for a short (< 200 chars) line with ``©``/``copyright``/``all rights reserved``.
 
-These add up to a score (log-odds-like). Blocks scoring ``≥ GOOD`` are *good*, ``< BAD`` *bad*, the rest
-*short* (undecided): headings, short paragraphs, image-only blocks.
+A block without words (image-only) starts at 0 and is capped at 0. Blocks scoring ``≥ GOOD`` (1) are *good*,
+``< BAD`` (-1) *bad*, the rest *short* (undecided: headings, short paragraphs, images).
 
-Context pass (as in jusText): a short block takes the class of its nearest decided neighbours — *good* when both
-sides are good, or when one side is good, the other side is bad or missing, and the block is not link-heavy
-or boilerplate-named and sits next to (within one block of) the good one; otherwise *bad*. A heading (``h1``–``h6``)
-followed within two blocks by good text is good. Finally, a page where nothing is good keeps its best-scoring
-block and the undecided blocks around it rather than returning nothing.
+Context pass (jusText's neighbour rule): a short block is main when its nearest decided neighbours on both sides
+are good; or when one of them is good, at most one block away, and the block's own score is above ``BAD / 2``;
+otherwise it is other. A heading (``h1``–``h6``) not scored bad is main when good text follows within two
+blocks. A page where nothing is good keeps its best block (if not bad) and the undecided blocks around it.
 
 ``probability`` is the logistic of the final score (context decisions move it across 0.5), float32.
 """
@@ -94,11 +95,14 @@ def _score(block: Block) -> float:
     words = _words(text)
     link_density = min(1.0, block.link_text_length / n_chars) if n_chars else 0.0
 
-    score = math.log2(words + 1) - 3.0  # 7 words → 0, 31 → +2, 127 → +4
     if words:
+        score = math.log2(words + 1) - 3.0  # 7 words → 0, 31 → +2, 127 → +4
         punct = len(_PUNCT.findall(text))
         score += min(1.5, 6.0 * punct / words)  # prose has roughly one mark per 5-15 words
-    score -= 6.0 * link_density
+        # Menus are short links; a long fully linked teaser (listing pages) is content, so the penalty fades.
+        score -= 6.0 * min(1.0, 8.0 / (words + 1)) * link_density
+    else:
+        score = 0.0  # image-only or punctuation-only: left to the neighbours unless its names say otherwise
 
     names = _name_tokens(block.classes, block.element_id)
     if names & _BOILER_TOKENS:
@@ -116,8 +120,8 @@ def _score(block: Block) -> float:
         score += 0.75
     if n_chars < 200 and _COPYRIGHT.search(text):
         score -= 3.0
-    if not text:
-        score = min(score, 0.0)  # image-only / empty blocks are decided by their neighbours
+    if not words:
+        score = min(score, 0.0)
     return score
 
 

@@ -1,0 +1,288 @@
+"""convert: Markdown (html2text) for the product, the exact WebMainBench converter, and plain text."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+
+import html2text
+import pytest
+
+from extract_trt.runtime.convert import benchmark_markdown, remove_spacer_images, to_markdown, to_text
+
+WEBMAINBENCH = Path("/work/shared/data/webmainbench-sample.jsonl.gz")
+
+ARTICLE = """
+<article>
+  <h1>Main title</h1>
+  <p>First paragraph with a <a href="https://example.com/page">link</a> and <b>bold</b> text.</p>
+  <h2>Section</h2>
+  <ul><li>apple</li><li>banana</li></ul>
+  <ol><li>one</li><li>two</li></ol>
+  <p><img src="https://example.com/photo.jpg" alt="A photo"></p>
+  <table>
+    <tr><th>Name</th><th>Age</th></tr>
+    <tr><td>Ann</td><td>31</td></tr>
+  </table>
+  <pre><code>def f(x):
+    return x + 1</code></pre>
+  <p>Inline <code>code()</code> here.</p>
+</article>
+"""
+
+
+# --- to_markdown ------------------------------------------------------------------------------------------
+
+
+def test_markdown_structure() -> None:
+    md = to_markdown(ARTICLE)
+    assert md.startswith("# Main title")
+    assert "## Section" in md
+    assert "* apple" in md and "* banana" in md
+    assert "1. one" in md and "2. two" in md
+    assert "[link](https://example.com/page)" in md
+    assert "**bold**" in md
+    assert "![A photo](https://example.com/photo.jpg)" in md
+    assert "Name| Age" in md and "---|---" in md and "Ann| 31" in md
+    assert "```\ndef f(x):\n    return x + 1\n```" in md
+    assert "`code()`" in md
+    assert md == md.strip()
+    assert "\n\n\n" not in md
+
+
+def test_markdown_links_off() -> None:
+    md = to_markdown(ARTICLE, links=False)
+    assert "https://example.com/page" not in md
+    assert "link" in md
+    assert "![A photo](https://example.com/photo.jpg)" in md
+
+
+def test_markdown_images_off() -> None:
+    md = to_markdown(ARTICLE, images=False)
+    assert "photo.jpg" not in md and "![" not in md
+    assert "[link](https://example.com/page)" in md
+
+
+def test_markdown_links_and_images_off() -> None:
+    md = to_markdown(ARTICLE, links=False, images=False)
+    assert "](" not in md
+    assert "First paragraph with a link and **bold** text." in md
+
+
+def test_markdown_keeps_unicode() -> None:
+    md = to_markdown("<p>Café — “quotes” &amp; 北京&nbsp;x</p>")
+    assert md == "Café — “quotes” & 北京 x"
+
+
+def test_markdown_no_wrapping() -> None:
+    long = " ".join(["word"] * 300)
+    assert to_markdown(f"<p>{long}</p>") == long
+
+
+def test_markdown_collapses_blank_lines_but_not_in_code() -> None:
+    md = to_markdown("<p>a</p><br><br><br><div></div><p>b</p><pre>x\n\n\n\ny</pre>")
+    assert md.startswith("a\n\nb")
+    assert "x\n\n\n\ny" in md
+
+
+def test_markdown_removes_spacer_images() -> None:
+    html = (
+        '<p>Text <img src="/img/spacer.gif"> <img src="/t.png" width="1" height="1">'
+        '<img src="https://tracker.example/pixel.gif?id=3"> <img src="data:image/gif;base64,R0lGOD">'
+        '<img src="/real/photo.png" alt="Real"></p>'
+    )
+    md = to_markdown(html)
+    assert md == "Text ![Real](/real/photo.png)"
+
+
+def test_markdown_lazy_image_source() -> None:
+    html = '<p><img src="data:image/gif;base64,R0lGOD" data-src="/big.jpg" alt="Lazy"></p>'
+    assert to_markdown(html) == "![Lazy](/big.jpg)"
+
+
+def test_markdown_drops_links_left_empty() -> None:
+    html = '<p><a href="/home"><img src="/spacer.gif"></a>Hello</p>'
+    assert to_markdown(html) == "Hello"
+
+
+def test_remove_spacer_images_keeps_normal_images() -> None:
+    html = '<img src="/transport.jpg"><img src="/nuclear.png" width="100"><IMG SRC="/blank.gif">'
+    assert remove_spacer_images(html) == '<img src="/transport.jpg"><img src="/nuclear.png" width="100">'
+
+
+@pytest.mark.parametrize("html", ["", "   ", "<html></html>", "<html><body></body></html>", "<!-- x -->"])
+def test_markdown_empty(html: str) -> None:
+    assert to_markdown(html) == ""
+
+
+# --- benchmark_markdown -----------------------------------------------------------------------------------
+
+
+def _reference(html: str, url: str | None) -> str:
+    conv = html2text.HTML2Text(bodywidth=0)
+    conv.ignore_links = True
+    conv.ignore_images = True
+    conv.baseurl = url or ""
+    return conv.handle(html)
+
+
+def _sample_pages(n: int = 3) -> list[dict]:
+    pages = []
+    with gzip.open(WEBMAINBENCH, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            pages.append(json.loads(line))
+            if len(pages) >= n:
+                break
+    return pages
+
+
+@pytest.mark.skipif(not WEBMAINBENCH.exists(), reason="shared WebMainBench sample not available")
+def test_benchmark_markdown_matches_html2text_on_real_pages() -> None:
+    pages = _sample_pages(3)
+    assert pages
+    for rec in pages:
+        html = rec["html"]
+        got = benchmark_markdown(html, rec.get("url"))
+        assert got == _reference(html, rec.get("url"))
+        assert got  # real pages produce text
+
+
+def test_benchmark_markdown_is_unstripped_and_ignores_links() -> None:
+    html = '<p>Hi <a href="/x">there</a> <img src="/i.png" alt="pic"></p>'
+    got = benchmark_markdown(html, "https://example.com/")
+    assert got == _reference(html, "https://example.com/")
+    assert got.endswith("\n") and "/x" not in got and "i.png" not in got
+    assert benchmark_markdown(html) == _reference(html, None)
+
+
+# --- to_text ----------------------------------------------------------------------------------------------
+
+
+def test_text_paragraphs_and_inline() -> None:
+    html = "<p>First   para\n with <b>bold</b> and <i>it</i>.</p><p>Second</p>"
+    assert to_text(html) == "First para with bold and it.\n\nSecond"
+
+
+def test_text_headings_and_divs() -> None:
+    html = "<h1>Title</h1><div>line one</div><div>line two</div><section><p>para</p></section>"
+    assert to_text(html) == "Title\n\nline one\nline two\n\npara"
+
+
+def test_text_br() -> None:
+    assert to_text("<p>a<br>b<br><br>c</p>") == "a\nb\n\nc"
+    assert to_text("<br><br>x<br>") == "x"
+
+
+def test_text_pre_keeps_line_breaks() -> None:
+    html = "<p>before</p><pre>  x = 1\n\n  if x:\n\ty = 2\n</pre><p>after</p>"
+    assert to_text(html) == "before\n\n  x = 1\n\n  if x:\n\ty = 2\n\nafter"
+
+
+def test_text_pre_with_inline_markup() -> None:
+    assert to_text("<pre><code><span>a</span>  <b>b</b>\nc</code></pre>") == "a  b\nc"
+
+
+def test_text_table() -> None:
+    html = "<table><tr><th>Name</th><th>Age</th></tr><tr><td>Ann</td><td>31</td></tr></table><p>x</p>"
+    assert to_text(html) == "Name\tAge\nAnn\t31\n\nx"
+
+
+def test_text_table_empty_cell_keeps_column() -> None:
+    assert to_text("<table><tr><td>a</td><td></td><td>c</td></tr></table>") == "a\t\tc"
+
+
+def test_text_table_cell_with_blocks() -> None:
+    html = "<table><tr><td><p>one</p><p>two</p></td><td>three</td></tr></table>"
+    assert to_text(html) == "one\n\ntwo\n\nthree"
+
+
+def test_text_nested_lists() -> None:
+    html = "<ul><li>one<ul><li>one.a</li><li>one.b</li></ul></li><li>two</li></ul><p>end</p>"
+    assert to_text(html) == "one\none.a\none.b\ntwo\n\nend"
+
+
+def test_text_drops_script_style_and_friends() -> None:
+    html = (
+        "<div>keep<script>var s = '<p>no</p>';</script><style>p { color: red }</style>"
+        "<noscript>no js</noscript><template><p>tpl</p></template> this</div><!-- comment -->"
+    )
+    assert to_text(html) == "keep this"
+
+
+def test_text_entities() -> None:
+    assert to_text("<p>Tom &amp; Jerry&nbsp;&nbsp;&lt;3 &eacute;&#233;&#x263A;</p>") == "Tom & Jerry <3 éé☺"
+
+
+def test_text_whitespace_between_inline_elements() -> None:
+    assert to_text("<p><span>a</span> <span>b</span><span>c</span>\n<em> d </em>.</p>") == "a bc d ."
+
+
+def test_text_full_document_ignores_head() -> None:
+    html = "<html><head><title>T</title><style>x{}</style></head><body><p>Body</p></body></html>"
+    assert to_text(html) == "Body"
+
+
+@pytest.mark.parametrize("html", ["", "  \n ", "<html></html>", "<html><body></body></html>", "<p></p><div> </div>"])
+def test_text_empty(html: str) -> None:
+    assert to_text(html) == ""
+
+
+def test_text_has_no_blank_line_runs_or_trailing_spaces() -> None:
+    html = "<div><p>a </p><br><br><br><hr><div><p> b</p></div></div><table><tr><td>c </td></tr></table>"
+    out = to_text(html)
+    assert out == "a\n\nb\n\nc"
+
+
+def test_text_deep_nesting_100k() -> None:
+    # 100,000 nested inline elements: the walk must not recurse.
+    depth = 100_000
+    html = "<span>" * depth + "deep text" + "</span>" * depth
+    assert to_text(html) == "deep text"
+
+
+def test_text_deep_div_nesting_100k() -> None:
+    # 100,000 levels with a <div> on every fifth: table cells bound Lexbor's per-<div> scope scan, which is
+    # otherwise quadratic in depth (pure 100,000-deep <div> nesting takes ~30 s to *parse*).
+    levels = 20_000
+    html = "<table><tr><td><div>" * levels + "deep text" + "</div></td></tr></table>" * levels
+    t0 = time.perf_counter()
+    assert to_text(html) == "deep text"
+    assert time.perf_counter() - t0 < 5
+
+
+def test_text_deep_pure_div_nesting() -> None:
+    depth = 20_000
+    html = "<div>" * depth + "<p>deep</p>" + "</div>" * depth + "<p>after</p>"
+    assert to_text(html) == "deep\n\nafter"
+
+
+# --- properties -------------------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(
+    ["<p>", "</p>", "<div>", "</div>", "<br>", "<li>", "<ul>", "</ul>", "<table>", "<tr>", "<td>", "</td>", "<th>",
+     "<h2>", "</h2>", "<span>", "</span>", "<b>", "</b>", "<script>", "</script>", "<!--", "-->", "&amp;", "&nbsp;",
+     "&#0;", "&", "<", ">", " ", "\n", "\t", "word", "mot", "北京", "<a href='/x'>", "</a>", "<img src='/i.png'>"]
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_text_properties(html: str) -> None:
+    out = to_text(html)
+    assert out == out.strip()
+    assert "\n\n\n" not in out
+    assert all(line == line.rstrip() for line in out.split("\n"))
+    assert "  " not in out.replace("\t", "|")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_markdown_properties(html: str) -> None:
+    out = to_markdown(html)
+    assert out == out.strip()
+    assert "\n\n\n" not in out
