@@ -275,8 +275,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=300), st.none() | st.sampled_from(["text/html", "text/html; charset=utf-8",
-                                                             "text/html; charset=shift_jis", "charset=bogus"]))
+@given(
+    st.binary(max_size=300),
+    st.none()
+    | st.sampled_from(["text/html", "text/html; charset=utf-8", "text/html; charset=shift_jis", "charset=bogus"]),
+)
 def test_any_bytes_decode_to_text(data: bytes, content_type: str | None) -> None:
     out = decode_html(data, content_type)
     assert isinstance(out, str)

@@ -84,12 +84,12 @@ _ALIASES: dict[str, str] = {
     "unicode11utf8": "utf-8",
     "unicode20utf8": "utf-8",
     "x-unicode20utf8": "utf-8",
-}
+}  # fmt: skip
 
 # Labels that are never honoured: UTF-7 is an XSS vector and browsers dropped it; "replacement" labels
 # (iso-2022-kr, hz-gb-2312, …) mean "refuse to decode" in WHATWG.
 _REJECTED = frozenset({"utf-7", "utf7", "csunicode11utf7", "unicode-1-1-utf-7", "x-user-defined", "replacement",
-                       "iso-2022-kr", "iso-2022-cn", "iso-2022-cn-ext", "hz-gb-2312", "csiso2022kr"})
+                       "iso-2022-kr", "iso-2022-cn", "iso-2022-cn-ext", "hz-gb-2312", "csiso2022kr"})  # fmt: skip
 _WIDE_UNICODE = frozenset({"utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"})
 
 _CP1252_UNASSIGNED = frozenset(b"\x81\x8d\x8f\x90\x9d")

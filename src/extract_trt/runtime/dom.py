@@ -96,11 +96,12 @@ def parse(html: str) -> Node:
     if lex_root is None:
         root = Node("html", {}, None)
         root.children.append(Node("body", {}, root))
-        return _finish(root)
+        return root
     root = Node("html", _attrs(lex_root), None)
     nesting: list[Node] = []
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
+    count = 0
     work: list[tuple[LexborNode | None, Node]] = [(lex_root.child, root)]
     while work:
         lex, parent = work.pop()
@@ -115,11 +116,13 @@ def parse(html: str) -> Node:
                 if text:
                     if kids:
                         last = kids[-1]
-                        last.tail = text if last.tail is None else last.tail + text
+                        last.tail = last.ptail = text if last.tail is None else last.tail + text
                     else:
-                        parent.text = text if parent.text is None else parent.text + text
+                        parent.text = parent.ptext = text if parent.text is None else parent.text + text
             elif tag is not None and tag[0] not in "_!-":
                 el = Node(tag.lower(), _attrs(lex), parent)
+                count += 1
+                el.index = count
                 kids.append(el)
                 if el.tag in LIBXML2_NESTING_VOIDS:
                     nesting.append(el)
@@ -137,7 +140,7 @@ def parse(html: str) -> Node:
         _restore_foreign_attr_names(lex, el)
     for el in nesting:  # document order, so a later one is already inside an earlier one
         _nest_following(el)
-    return _finish(root)
+    return root
 
 
 def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
@@ -184,9 +187,10 @@ def _nest_following(el: Node) -> None:
     siblings = parent.children
     pos = next(i for i, kid in enumerate(siblings) if kid is el)
     following = siblings[pos + 1 :]
-    parent.children = siblings[: pos + 1]
-    el.text, el.tail = el.tail, None
-    el.children = following
+    parent.children = parent.pchildren = siblings[: pos + 1]
+    el.text = el.ptext = el.tail
+    el.tail = el.ptail = None
+    el.children = el.pchildren = following
     for kid in following:
         kid.parent = el
 
@@ -205,22 +209,8 @@ def _attrs(lex: LexborNode) -> dict[str, str]:
     raw = lex.attributes
     if not raw:
         return {}
-    out: dict[str, str] = {}
-    for key, value in raw.items():
-        key = key.lower()
-        if key not in out:
-            out[key] = "" if value is None else value
-    return out
-
-
-def _finish(root: Node) -> Node:
-    """Number nodes in document order and initialise the processing view."""
-    for i, node in enumerate(iter_tree(root)):
-        node.index = i
-        node.ptext = node.text
-        node.ptail = node.tail
-        node.pchildren = node.children
-    return root
+    # Lexbor already lower-cases HTML attribute names; SVG ones (viewBox) keep their case.
+    return {(k if k.islower() else k.lower()): ("" if v is None else v) for k, v in raw.items()}
 
 
 def iter_tree(root: Node) -> Iterator[Node]:

@@ -12,6 +12,7 @@ import numpy as np
 from extract_trt.runtime import convert
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.errors import ExtractError, LabelerError
+from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
 from extract_trt.runtime.labelers import Labeler, default_labeler
 from extract_trt.runtime.reconstruct import reconstruct
 from extract_trt.runtime.simplify import simplify
@@ -62,6 +63,9 @@ class Extractor:
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (500 = MinerU-HTML v1.1 / Pulpie).
         batch_size: pages handed to the labeler at once by :meth:`extract_many`.
+        max_bytes: larger pages get an ``InputTooLargeError`` record instead of being parsed
+            (``None``: no limit). Empty, whitespace-only and binary (NUL/control bytes) input gets an
+            ``InputFormatError`` record.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class Extractor:
         images: bool = True,
         cutoff_length: int = 500,
         batch_size: int = 16,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> None:
         self.labeler = labeler if labeler is not None else default_labeler()
         self.outputs = (output,) if isinstance(output, str) else tuple(output)
@@ -83,6 +88,7 @@ class Extractor:
         self.images = images
         self.cutoff_length = cutoff_length
         self.batch_size = max(1, batch_size)
+        self.max_bytes = max_bytes
 
     def extract(self, html: str | bytes, url: str | None = None, id: str | None = None) -> Result:
         """Extract the main content of one page. Never raises for bad input: see ``Result.error``."""
@@ -111,6 +117,10 @@ class Extractor:
         try:
             t0 = time.perf_counter()
             html = record.get("html")
+            if isinstance(html, (str, bytes, bytearray)):
+                problem = check_page(html, self.max_bytes)
+                if problem is not None:
+                    raise problem
             if isinstance(html, (bytes, bytearray)):
                 html = decode_html(bytes(html), record.get("content_type"))
             elif not isinstance(html, str):
@@ -141,9 +151,10 @@ class Extractor:
             labels = self.labeler.label(pages)
             if len(labels) != len(pages):
                 raise LabelerError(f"{self.labeler.name} returned {len(labels)} label sets for {len(pages)} pages")
-        except Exception:
+        except Exception as exc:
             if len(pages) == 1:
-                results[0].error = _describe(_labeler_failure(self.labeler))
+                name = getattr(self.labeler, "name", type(self.labeler).__name__)
+                results[0].error = _describe(LabelerError(f"{name} failed: {_describe(exc)}"))
                 return [None]
             # Isolate the page that broke the batch: label each page on its own.
             return [self._label([p], [r])[0] for p, r in zip(pages, results)]
@@ -176,13 +187,6 @@ class Extractor:
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
         except Exception as exc:
             result.error = _describe(exc)
-
-
-def _labeler_failure(labeler: Labeler) -> LabelerError:
-    import sys
-
-    exc = sys.exc_info()[1]
-    return LabelerError(f"{getattr(labeler, 'name', type(labeler).__name__)} failed: {_describe(exc)}")
 
 
 def _describe(exc: BaseException | None) -> str:

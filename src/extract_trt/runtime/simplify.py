@@ -76,8 +76,7 @@ def simplify(html: str, cutoff_length: int = 500) -> PageBlocks:
         root = dom.parse(html)
     except Exception as exc:  # Lexbor refusing input is rare but must not escape as a bare error
         raise SimplifyError(f"HTML parser failed: {exc}") from exc
-    _remove_tags(root)
-    _remove_hidden(root)
+    _remove_hidden(_remove_tags(root))
     paragraphs = _Segmenter(root).run()
     return _number_blocks(root, paragraphs, cutoff_length)
 
@@ -85,11 +84,22 @@ def simplify(html: str, cutoff_length: int = 500) -> PageBlocks:
 # ── processing view ──────────────────────────────────────────────────────────────
 
 
-def _remove_tags(root: Node) -> None:
-    for node in iter_processing(root):
+def _remove_tags(root: Node) -> list[Node]:
+    """Drop REMOVED_TAGS (with their tails) from the processing view; return the hidden elements left."""
+    hidden: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
         kids = node.pchildren
-        if kids and any(k.tag in REMOVED_TAGS for k in kids):
-            node.pchildren = [k for k in kids if k.tag not in REMOVED_TAGS]
+        if not kids:
+            continue
+        if any(k.tag in REMOVED_TAGS for k in kids):
+            kids = node.pchildren = [k for k in kids if k.tag not in REMOVED_TAGS]
+        for kid in kids:
+            if (kid.attrs and _should_remove(kid)) or (node.tag == "details" and kid.tag != "summary"):
+                hidden.append(kid)
+        stack.extend(reversed(kids))
+    return hidden
 
 
 def _should_remove(node: Node) -> bool:
@@ -110,21 +120,23 @@ def _should_remove(node: Node) -> bool:
     return False
 
 
-def _remove_hidden(root: Node) -> None:
-    """Post-order removal of hidden elements; their tail text moves to the previous sibling or parent."""
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if not done:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in reversed(node.pchildren))
+def _post_order_key(node: Node) -> tuple[int, int]:
+    last = node
+    while last.pchildren:
+        last = last.pchildren[-1]
+    return last.index, -node.index
+
+
+def _remove_hidden(candidates: list[Node]) -> None:
+    """Remove hidden elements in post-order (the reference's order); their tail text moves to the
+    previous sibling's tail, else its text, else the parent's text."""
+    for node in sorted(candidates, key=_post_order_key):
+        if not _should_remove(node):
             continue
         parent = node.parent
-        if parent is None or not _should_remove(node):
-            continue
         tail = node.ptail or ""
         siblings = parent.pchildren
-        pos = siblings.index(node)
+        pos = next(i for i, kid in enumerate(siblings) if kid is node)
         if pos:
             prev = siblings[pos - 1]
             if prev.ptail is not None:

@@ -1,0 +1,87 @@
+"""The Extractor API: every input yields one result, bad input becomes an error record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from extract_trt import Extractor
+from extract_trt.runtime.labelers.annotation import AnnotationLabeler
+from extract_trt.runtime.types import Labels
+
+ARTICLE = (
+    "<html><head><title>T</title></head><body><nav><a href='/'>Home</a></nav>"
+    "<div class='post'><h1>A headline</h1><p cc-select='true'>" + "This is the article body with real sentences. " * 8
+    + "</p></div><footer>Copyright 2026</footer></body></html>"
+)
+
+
+class ParagraphLabeler:
+    """Marks <p> blocks main; a real, minimal implementation of the Labeler protocol."""
+
+    name = "paragraphs"
+
+    def label(self, pages):
+        return [Labels(np.array([b.tag == "p" for b in p.blocks], dtype=bool), self.name) for p in pages]
+
+
+class BrokenOnSecondPage(ParagraphLabeler):
+    name = "broken"
+
+    def label(self, pages):
+        if any("SECOND" in p.simplified_html for p in pages):
+            raise RuntimeError("model exploded")
+        return super().label(pages)
+
+
+def test_extract_str_and_bytes_agree():
+    ex = Extractor(labeler=ParagraphLabeler())
+    a, b = ex.extract(ARTICLE), ex.extract(ARTICLE.encode("utf-8"))
+    assert a.error is None and a.text == b.text
+    assert "article body" in a.text and "Copyright" not in a.text and "Home" not in a.text
+    assert a.labels.count("main") == 1 and a.n_blocks == len(a.labels)
+    assert a.markdown.startswith("This is the article body")
+    assert {"decode", "simplify", "label", "reconstruct", "convert"} <= set(a.timings)
+
+
+def test_annotation_labeler_end_to_end():
+    r = Extractor(labeler=AnnotationLabeler(), output="text").extract(ARTICLE)
+    assert r.text.startswith("This is the article body") and r.markdown == ""
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "   ", b"", b"\x00\x01\x02\x03 binary junk", "<p>truncated <b>mark", "<html><head></head></html>", 42, None],
+)
+def test_bad_input_gives_a_record_not_an_exception(bad):
+    r = Extractor(labeler=ParagraphLabeler()).extract(bad, id="x")
+    assert r.id == "x"
+    if r.error is None:
+        assert r.n_blocks == len(r.labels)
+    else:
+        assert ":" in r.error
+
+
+def test_extract_many_keeps_order_and_isolates_a_failing_page():
+    pages = [
+        {"id": "1", "html": "<p>first page text</p>"},
+        {"id": "2", "html": "<p>SECOND page text</p>"},
+        {"id": "3", "html": b"\xff\xfe\x00"},
+        {"id": "4", "html": "<p>fourth page text</p>"},
+    ]
+    results = list(Extractor(labeler=BrokenOnSecondPage(), batch_size=4).extract_many(pages))
+    assert [r.id for r in results] == ["1", "2", "3", "4"]
+    assert results[0].text == "first page text" and results[3].text == "fourth page text"
+    assert results[1].error.startswith("LabelerError: broken failed: RuntimeError: model exploded")
+    assert results[2].error is not None
+
+
+def test_deep_page_through_the_whole_pipeline():
+    html = "<div>" + "<span>" * 100_000 + "<p>deep</p>" + "</span>" * 100_000 + "</div>"
+    r = Extractor(labeler=ParagraphLabeler()).extract(html)
+    assert r.error is None and r.text == "deep"
+
+
+def test_default_labeler_runs():
+    r = Extractor().extract(ARTICLE)
+    assert r.error is None and r.labeler == "heuristic" and "article body" in r.text
