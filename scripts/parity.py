@@ -40,6 +40,7 @@ def compare(page: dict) -> dict:
     norm = oracle.normalize
     ref_simple, ref_map = REF.simplify(html)
     ours = simplify(html)
+    our_map = norm(ours.map_html)  # before reconstruction, which re-reads the tree like libxml2
     ref_blocks = [norm(b) for b in REF.extract_blocks(ref_simple)]
     our_blocks = [norm(b) for b in REF.extract_blocks(ours.simplified_html)]
     matcher = difflib.SequenceMatcher(a=ref_blocks, b=our_blocks, autojunk=False)
@@ -54,10 +55,10 @@ def compare(page: dict) -> dict:
         "our_blocks": len(our_blocks),
         "same_blocks": same_blocks,
         "simplified": norm(ref_simple) == norm(ours.simplified_html),
-        "map": norm(ref_map) == norm(ours.map_html),
+        "map": norm(ref_map) == our_map,
         "main": ref_main == our_main,
         "diff": None if ref_blocks == our_blocks else _first_diff(ref_blocks, our_blocks),
-        "map_diff": None if norm(ref_map) == norm(ours.map_html) else _first_char_diff(norm(ref_map), norm(ours.map_html)),
+        "map_diff": None if norm(ref_map) == our_map else _first_char_diff(norm(ref_map), our_map),
         "main_diff": None if ref_main == our_main else _first_char_diff(ref_main, our_main),
     }
 

@@ -24,6 +24,7 @@ _UNWRAP = frozenset({WRAPPER_TAG})
 
 def reconstruct(page: PageBlocks, labels: Labels) -> str:
     """Main HTML of ``page`` for ``labels`` (one bool per block, block order)."""
+    _as_libxml2_rereads(page.page_map)
     id_nodes = page.page_map.id_nodes
     keep: set[Node] = set()
     for block, is_main in zip(page.blocks, labels.main):
@@ -39,6 +40,31 @@ def reconstruct(page: PageBlocks, labels: Labels) -> str:
     if keep:
         _recall_line_breaks(root, keep)
     return _unescape_urls(serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True))
+
+
+def _as_libxml2_rereads(page_map) -> None:
+    """The reference re-parses map_html, where an empty ``<li>`` is written without its end tag: what
+    follows it up to the next ``<li>`` (its tail text, later siblings) ends up inside it. Done once per
+    page, on the tree, before any labels are applied."""
+    if page_map.reread:
+        return
+    page_map.reread = True
+    for node in list(iter_tree(page_map.root)):
+        if node.tag != "li" or node.text or node.children or node.parent is None:
+            continue
+        siblings = node.parent.children
+        pos = next(i for i, kid in enumerate(siblings) if kid is node)
+        end = pos + 1
+        while end < len(siblings) and siblings[end].tag != "li":
+            end += 1
+        node.text, node.tail = node.tail, None
+        if end == pos + 1:
+            continue
+        moved = siblings[pos + 1 : end]
+        node.children = moved
+        node.parent.children = siblings[: pos + 1] + siblings[end:]
+        for kid in moved:
+            kid.parent = node
 
 
 def _recall_line_breaks(root: Node, keep: set[Node]) -> None:

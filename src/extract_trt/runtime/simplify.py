@@ -55,11 +55,12 @@ _SPACES = re.compile(r"\s+")
 class PageMap:
     """The original DOM with block ids placed (the reference's ``map_html``, kept as a tree)."""
 
-    __slots__ = ("root", "id_nodes")
+    __slots__ = ("root", "id_nodes", "reread")
 
     def __init__(self, root: Node, id_nodes: dict[int, Node]) -> None:
         self.root = root
         self.id_nodes = id_nodes  # item id → the element or wrapper that carries it
+        self.reread = False  # reconstruction has applied libxml2's re-read of map_html to the tree
 
     def map_html(self) -> str:
         return serialize(self.root, with_marks=True)
