@@ -213,24 +213,16 @@ def _attrs(lex: LexborNode) -> dict[str, str]:
     return {(k if k.islower() else k.lower()): ("" if v is None else v) for k, v in raw.items()}
 
 
-def iter_tree(root: Node) -> Iterator[Node]:
-    """All elements of the original tree in document order, ``root`` first."""
+def iter_tree(root: Node, *, processing: bool = False) -> Iterator[Node]:
+    """All elements under ``root`` in document order, ``root`` first: the original tree, or with
+    ``processing`` the processing view."""
     stack = [root]
     while stack:
         node = stack.pop()
         yield node
-        if node.children:
-            stack.extend(reversed(node.children))
-
-
-def iter_processing(root: Node) -> Iterator[Node]:
-    """All elements of the processing view in document order, ``root`` first."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node.pchildren:
-            stack.extend(reversed(node.pchildren))
+        kids = node.pchildren if processing else node.children
+        if kids:
+            stack.extend(reversed(kids))
 
 
 # ── serialization (libxml2 method="html") ────────────────────────────────────────

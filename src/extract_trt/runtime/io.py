@@ -330,6 +330,11 @@ def _html_record(stream: IO[bytes], source: str, max_bytes: int | None) -> dict[
         data = stream.read(max_bytes + 1) if max_bytes is not None else stream.read()
     except (OSError, EOFError, zlib.error) as exc:
         return _error_record(record["id"], source, "html", InputFormatError(f"cannot read {_show(source)}: {exc}"))
+    return _attach_page(record, data, max_bytes)
+
+
+def _attach_page(record: dict[str, Any], data: bytes | str, max_bytes: int | None) -> dict[str, Any]:
+    """Put ``data`` into ``record`` as its html, or the reason it cannot be a page as its error."""
     problem = check_page(data, max_bytes)
     if problem is not None:
         record["error"] = _describe(problem)
@@ -406,11 +411,7 @@ def _jsonl_record(line: bytes, line_id: str, source: str, html_field: str, max_b
             InputFormatError(f"record field {html_field!r} is a JSON {type(html).__name__}, not a string")
         )
     else:
-        problem = check_page(html, max_bytes)
-        if problem is not None:
-            record["error"] = _describe(problem)
-        else:
-            record["html"] = html
+        return _attach_page(record, html, max_bytes)
     return record
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from extract_trt.runtime import dom
-from extract_trt.runtime.dom import Node, iter_processing, serialize
+from extract_trt.runtime.dom import Node, iter_tree, serialize
 from extract_trt.runtime.errors import SimplifyError
 from extract_trt.runtime.types import Block, PageBlocks
 
@@ -162,15 +162,6 @@ def _nearest(node: Node, tags: tuple[str, ...]) -> Node | None:
     return node
 
 
-def _descendants(node: Node):
-    stack = list(reversed(node.pchildren))
-    while stack:
-        cur = stack.pop()
-        yield cur
-        if cur.pchildren:
-            stack.extend(reversed(cur.pchildren))
-
-
 class _Paragraph:
     """A block before cleaning: a whole element, or a run of text/inline elements in a container."""
 
@@ -192,7 +183,7 @@ class _Segmenter:
 
     def run(self) -> list[_Paragraph]:
         tables, lists = [], []
-        for node in iter_processing(self.root):
+        for node in iter_tree(self.root, processing=True):
             if node.tag == "table":
                 tables.append(node)
             elif node.tag in ("ul", "ol", "dl"):
@@ -206,7 +197,9 @@ class _Segmenter:
 
     def _is_data_table(self, table: Node) -> bool:
         layout = False
-        for node in _descendants(table):
+        for node in iter_tree(table, processing=True):
+            if node is table:
+                continue
             tag = node.tag
             if tag in ("caption", "col", "colgroup") or (tag in ("td", "th") and "headers" in node.attrs):
                 if _nearest(node.parent, ("table",)) is table:
@@ -256,7 +249,7 @@ class _Segmenter:
 
     def _compute_block_below(self) -> None:
         """Memoise "has a block descendant" for every node, bottom-up, once all types are known."""
-        order = list(iter_processing(self.root))
+        order = list(iter_tree(self.root, processing=True))
         below = self.block_below
         is_block = self._is_block
         for node in reversed(order):
