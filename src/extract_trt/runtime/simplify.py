@@ -97,7 +97,8 @@ def _remove_tags(root: Node) -> list[Node]:
         if any(k.tag in REMOVED_TAGS for k in kids):
             kids = node.pchildren = [k for k in kids if k.tag not in REMOVED_TAGS]
         for kid in kids:
-            if (kid.attrs and _should_remove(kid)) or (node.tag == "details" and kid.tag != "summary"):
+            # The decision reads only attributes and the parent, so it can be taken before any removal.
+            if (kid.attrs or node.tag == "details") and _should_remove(kid):
                 hidden.append(kid)
         stack.extend(reversed(kids))
     return hidden
@@ -128,12 +129,10 @@ def _post_order_key(node: Node) -> tuple[int, int]:
     return last.index, -node.index
 
 
-def _remove_hidden(candidates: list[Node]) -> None:
+def _remove_hidden(hidden: list[Node]) -> None:
     """Remove hidden elements in post-order (the reference's order); their tail text moves to the
     previous sibling's tail, else its text, else the parent's text."""
-    for node in sorted(candidates, key=_post_order_key):
-        if not _should_remove(node):
-            continue
+    for node in sorted(hidden, key=_post_order_key):
         parent = node.parent
         tail = node.ptail or ""
         siblings = parent.pchildren
@@ -592,7 +591,7 @@ class _Mapper:
         container = par.container
         if par.content_type == "block_element":
             self.mark(container, item_id)
-            for desc in dom.iter_tree(container):
+            for desc in iter_tree(container):
                 if desc is not container and (desc.select is not None or "cc-select" in desc.attrs):
                     container.select = desc.select if desc.select is not None else desc.attrs["cc-select"]
                     break
