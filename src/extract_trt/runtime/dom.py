@@ -77,9 +77,6 @@ class Node:
         self.select: str | None = None  # `cc-select` value copied onto a block by the mapping
         self.index = 0  # document order in the original tree
 
-    def get(self, name: str, default: str | None = None) -> str | None:
-        return self.attrs.get(name, default)
-
     def __repr__(self) -> str:
         return f"<Node {self.tag} {self.attrs!r}>"
 

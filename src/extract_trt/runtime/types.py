@@ -44,7 +44,11 @@ class PageBlocks:
 
     @property
     def map_html(self) -> str:
-        """The original DOM with ``_item_id`` marks and ``cc-alg-uc-text`` wrappers (reference map_html)."""
+        """The original DOM with ``_item_id`` marks and ``cc-alg-uc-text`` wrappers (reference map_html).
+
+        After the first reconstruction the tree is as libxml2 re-reads it (an empty ``<li>`` holds what
+        followed it), so read this before reconstructing when comparing with the reference's string.
+        """
         return self.page_map.map_html()
 
 
