@@ -46,8 +46,8 @@ class Result:
 
 
 @dataclass(slots=True)
-class _Page:
-    """A page in flight through :meth:`Extractor.extract_many`."""
+class PreparedPage:
+    """A page between the stages: decoded and simplified (``blocks``), or failed (``result.error`` set)."""
 
     result: Result
     blocks: PageBlocks | None = None
@@ -100,20 +100,25 @@ class Extractor:
         A record is a dict with ``html`` (str or bytes) and optional ``id``/``url``/``content_type``, or
         the HTML itself.
         """
-        batch: list[_Page] = []
+        batch: list[PreparedPage] = []
         for record in records:
-            batch.append(self._prepare(record))
+            batch.append(self.prepare(record))
             if len(batch) >= self.batch_size:
                 yield from self._finish(batch)
                 batch = []
         if batch:
             yield from self._finish(batch)
 
-    def _prepare(self, record: dict | str | bytes) -> _Page:
+    # The three stages of extract_many are public for pipelines that run them in different processes
+    # (extract_trt.job on Ray Data: prepare in CPU tasks, label_pages in the actors that hold the model,
+    # finish in CPU tasks). None of them raises for bad input.
+
+    def prepare(self, record: dict | str | bytes) -> PreparedPage:
+        """Stage 1: check, decode and simplify one record (same record forms as :meth:`extract_many`)."""
         if not isinstance(record, dict):
             record = {"html": record}
         result = Result(id=_as_id(record.get("id")), url=record.get("url"))
-        page = _Page(result)
+        page = PreparedPage(result)
         try:
             t0 = time.perf_counter()
             html = record.get("html")
@@ -134,14 +139,22 @@ class Extractor:
             result.error = _describe(exc)
         return page
 
-    def _finish(self, batch: list[_Page]) -> Iterator[Result]:
-        ready = [p for p in batch if p.blocks is not None]
-        labels = self._label([p.blocks for p in ready], [p.result for p in ready])
-        for page, page_labels in zip(ready, labels):
-            if page_labels is not None:
-                self._emit(page, page_labels)
-        for page in batch:
-            yield page.result
+    def label_pages(self, pages: list[PreparedPage]) -> list[Labels | None]:
+        """Stage 2: label the prepared pages with one labeler call; ``None`` where a page has failed
+        (its ``result.error`` says why). The label time is recorded in each ``result.timings``."""
+        ready = [p for p in pages if p.blocks is not None]
+        labels = iter(self._label([p.blocks for p in ready], [p.result for p in ready]))
+        return [next(labels) if p.blocks is not None else None for p in pages]
+
+    def finish(self, page: PreparedPage, labels: Labels | None) -> Result:
+        """Stage 3: reconstruct and convert ``page`` with ``labels``; without labels the result as is."""
+        if labels is not None:
+            self._emit(page, labels)
+        return page.result
+
+    def _finish(self, batch: list[PreparedPage]) -> Iterator[Result]:
+        for page, labels in zip(batch, self.label_pages(batch)):
+            yield self.finish(page, labels)
 
     def _label(self, pages: list[PageBlocks], results: list[Result]) -> list[Labels | None]:
         if not pages:
@@ -171,7 +184,7 @@ class Extractor:
                 checked.append(page_labels)
         return checked
 
-    def _emit(self, page: _Page, labels: Labels) -> None:
+    def _emit(self, page: PreparedPage, labels: Labels) -> None:
         result = page.result
         try:
             t0 = time.perf_counter()

@@ -42,7 +42,8 @@ not HTML responses).
 * WARC (via fastwarc): ``response`` records with an HTTP payload whose ``Content-Type`` media type is
   ``text/html`` or ``application/xhtml+xml`` only (records without Content-Type are skipped). ``id`` =
   ``WARC-Record-ID`` (verbatim, e.g. ``<urn:uuid:…>``), ``url`` = ``WARC-Target-URI``, ``content_type``
-  = the HTTP ``Content-Type`` value (so decoding can use its charset), ``html`` = the payload bytes. A
+  = the HTTP ``Content-Type`` value (so decoding can use its charset), ``warc_date`` = ``WARC-Date``,
+  ``http_status`` = the HTTP status code (int), ``html`` = the payload bytes. A
   ``Transfer-Encoding: chunked`` and ``Content-Encoding`` ``gzip``/``deflate``/``br`` payload is
   decoded when it decodes; otherwise it is kept as stored (many WARC writers store decoded payloads
   but keep the header). Corrupt WARC data gives one error record for the rest of the file.
@@ -451,6 +452,8 @@ def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]
         "source": source,
         "format": "warc",
         "content_type": http.get("Content-Type"),
+        "warc_date": rec.headers.get("WARC-Date"),
+        "http_status": http.status_code,
     }
     limit = max_bytes if max_bytes is not None else -1
     body = rec.reader.read(limit + 1 if limit >= 0 else -1)
