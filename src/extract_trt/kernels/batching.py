@@ -1,0 +1,74 @@
+"""Token-budget batching of chunks from many pages, and the padding it costs.
+
+Chunks are sorted by length (longest first) and cut greedily into batches whose padded size
+``rows × longest`` stays within ``max_batch_tokens`` (and ``max_batch_size`` rows). Sorting puts chunks
+of similar length together, so little of each batch is padding; :class:`PaddingStats` counts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from extract_trt.kernels.packing import Chunk
+
+__all__ = ["PaddingStats", "pad_batch", "plan_batches"]
+
+
+@dataclass(slots=True)
+class PaddingStats:
+    """Real vs padded tokens over the batches run so far."""
+
+    batches: int = 0
+    rows: int = 0
+    real_tokens: int = 0
+    padded_tokens: int = 0  # rows × longest, summed over batches
+
+    @property
+    def waste(self) -> float:
+        """Share of the computed tokens that were padding (0 = none)."""
+        return 1.0 - self.real_tokens / self.padded_tokens if self.padded_tokens else 0.0
+
+    def add(self, lengths: Sequence[int]) -> None:
+        self.batches += 1
+        self.rows += len(lengths)
+        self.real_tokens += int(sum(lengths))
+        self.padded_tokens += len(lengths) * int(max(lengths, default=0))
+
+    def __str__(self) -> str:
+        return (
+            f"{self.batches} batches, {self.rows} chunks, {self.real_tokens:,} tokens, "
+            f"{self.padded_tokens - self.real_tokens:,} padding ({self.waste:.1%})"
+        )
+
+
+def plan_batches(lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int | None = None) -> list[np.ndarray]:
+    """Indices into ``lengths`` grouped into batches, longest chunks first.
+
+    A batch takes the next chunks in descending length order while ``rows × first_length`` fits in
+    ``max_batch_tokens``; a chunk longer than the budget runs alone.
+    """
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        longest = int(lengths[order[start]])
+        rows = max(1, max_batch_tokens // max(1, longest))
+        if max_batch_size:
+            rows = min(rows, max_batch_size)
+        batches.append(order[start : start + rows])
+        start += rows
+    return batches
+
+
+def pad_batch(chunks: Sequence[Chunk], pad_id: int, dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """Right-padded ``input_ids`` and ``attention_mask`` (1 on real tokens) for ``chunks``."""
+    width = max(len(c) for c in chunks)
+    input_ids = np.full((len(chunks), width), pad_id, dtype=dtype)
+    attention_mask = np.zeros((len(chunks), width), dtype=dtype)
+    for row, chunk in enumerate(chunks):
+        input_ids[row, : len(chunk)] = chunk.ids
+        attention_mask[row, : len(chunk)] = 1
+    return input_ids, attention_mask
