@@ -3,7 +3,8 @@
 For every block labelled main, its element in the original DOM is kept with all its descendants and
 ancestors; a ``<br>`` right after a kept element or right before one is kept too; everything else goes
 with its tail text; ``cc-alg-uc-text`` wrappers are unwrapped; entities inside absolute ``href``/``src``
-URLs are unescaped. The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
+URLs are unescaped (the Dripper v1.0 profile, spec §1.9: no ``<br>`` recall, the whole output
+unescaped). The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
 reference. Works on the :class:`~extract_trt.runtime.simplify.PageMap` tree directly: no re-serialising
 and re-parsing of the whole page.
 """
@@ -37,9 +38,11 @@ def reconstruct(page: PageBlocks, labels: Labels) -> str:
             keep.add(parent)
             parent = parent.parent
     root = page.page_map.root
-    if keep:
+    profile = page.page_map.profile
+    if keep and profile.recall_line_breaks:
         _recall_line_breaks(root, keep)
-    return _unescape_urls(serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True))
+    html = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
+    return _html.unescape(html) if profile.unescape_all else _unescape_urls(html)
 
 
 def _as_libxml2_rereads(page_map) -> None:

@@ -19,11 +19,16 @@ instead of lxml + uuid-per-node deep copies:
 
 Two reference quirks are kept on purpose because the models saw them: loose text directly under ``<body>``
 never becomes a block, and a run under ``<body>`` holding exactly one element becomes that element.
+
+The rules that differ between reference versions are the fields of :class:`SimplifyProfile`; this module
+defines :data:`MINERU_V11` (the default). The Dripper v1.0 variant is ``simplify_v1.DRIPPER_V1``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from extract_trt.runtime import dom
 from extract_trt.runtime.dom import Node, iter_tree, serialize
@@ -55,38 +60,67 @@ _SPACES = re.compile(r"\s+")
 class PageMap:
     """The original DOM with block ids placed (the reference's ``map_html``, kept as a tree)."""
 
-    __slots__ = ("root", "id_nodes", "reread")
+    __slots__ = ("root", "id_nodes", "reread", "profile")
 
-    def __init__(self, root: Node, id_nodes: dict[int, Node]) -> None:
+    def __init__(self, root: Node, id_nodes: dict[int, Node], profile: SimplifyProfile | None = None) -> None:
         self.root = root
         self.id_nodes = id_nodes  # item id → the element or wrapper that carries it
         self.reread = False  # reconstruction has applied libxml2's re-read of map_html to the tree
+        self.profile = profile or MINERU_V11  # reconstruction follows the same reference version
 
     def map_html(self) -> str:
         return serialize(self.root, with_marks=True)
 
 
-def simplify(html: str, cutoff_length: int = 500) -> PageBlocks:
-    """Segment ``html`` into numbered blocks (``mineru-v1.1`` profile).
+@dataclass(frozen=True, slots=True)
+class SimplifyProfile:
+    """The rules in which the reference versions differ (spec §1.9); everything else is shared."""
+
+    name: str
+    cutoff_length: int  # default per-block text cap
+    inline_tags: frozenset[str]
+    removed_tags: frozenset[str]  # removed from the processing view with their tail text
+    no_block_tags: frozenset[str]  # never a block container, never split
+    should_remove: Callable[[Node], bool]  # attribute-based removal (hidden, navigation)
+    keep_removed_tail: bool  # the tail of an attribute-removed element moves to its neighbour
+    block_descendants: bool  # "has a block below" looks at all descendants (else direct children)
+    content_lists: bool  # plain lists are one block, layout lists one block per item
+    whole_data_tables: bool  # a data table is one block however large
+    is_data_table: Callable[[Node], bool]
+    truncate: Callable[[_Frag, int], None]
+    reread_body_run: Callable[[_Frag], _Frag]  # how a run directly under <body> parses back (may _Skip)
+    recall_line_breaks: bool  # reconstruction keeps <br> next to kept elements
+    unescape_all: bool  # reconstruction unescapes the whole output (else only absolute URLs)
+
+
+def simplify(html: str, cutoff_length: int | None = None, profile: SimplifyProfile | None = None) -> PageBlocks:
+    """Segment ``html`` into numbered blocks (``profile``: default :data:`MINERU_V11`;
+    ``cutoff_length``: default the profile's).
 
     Raises :class:`SimplifyError` when the page cannot be parsed at all.
     """
+    profile = profile or MINERU_V11
+    if cutoff_length is None:
+        cutoff_length = profile.cutoff_length
     if not isinstance(html, str):
         raise SimplifyError(f"simplify expects str, got {type(html).__name__}")
     try:
         root = dom.parse(html)
     except Exception as exc:  # Lexbor refusing input is rare but must not escape as a bare error
         raise SimplifyError(f"HTML parser failed: {exc}") from exc
-    _remove_hidden(_remove_tags(root))
-    paragraphs = _Segmenter(root).run()
-    return _number_blocks(root, paragraphs, cutoff_length)
+    _remove_hidden(_remove_tags(root, profile), profile.keep_removed_tail)
+    paragraphs = _Segmenter(root, profile).run()
+    return _number_blocks(root, paragraphs, cutoff_length, profile)
 
 
 # ── processing view ──────────────────────────────────────────────────────────────
 
 
-def _remove_tags(root: Node) -> list[Node]:
-    """Drop REMOVED_TAGS (with their tails) from the processing view; return the hidden elements left."""
+def _remove_tags(root: Node, profile: SimplifyProfile) -> list[Node]:
+    """Drop the profile's removed tags (with their tails) from the processing view; return the hidden
+    elements left."""
+    removed = profile.removed_tags
+    should_remove = profile.should_remove
     hidden: list[Node] = []
     stack = [root]
     while stack:
@@ -94,11 +128,11 @@ def _remove_tags(root: Node) -> list[Node]:
         kids = node.pchildren
         if not kids:
             continue
-        if any(k.tag in REMOVED_TAGS for k in kids):
-            kids = node.pchildren = [k for k in kids if k.tag not in REMOVED_TAGS]
+        if any(k.tag in removed for k in kids):
+            kids = node.pchildren = [k for k in kids if k.tag not in removed]
         for kid in kids:
             # The decision reads only attributes and the parent, so it can be taken before any removal.
-            if (kid.attrs or node.tag == "details") and _should_remove(kid):
+            if (kid.attrs or node.tag == "details") and should_remove(kid):
                 hidden.append(kid)
         stack.extend(reversed(kids))
     return hidden
@@ -129,27 +163,31 @@ def _post_order_key(node: Node) -> tuple[int, int]:
     return last.index, -node.index
 
 
-def _remove_hidden(hidden: list[Node]) -> None:
-    """Remove hidden elements in post-order (the reference's order); their tail text moves to the
-    previous sibling's tail, else its text, else the parent's text."""
+def _remove_hidden(hidden: list[Node], keep_tail: bool) -> None:
+    """Remove hidden elements in post-order (the reference's order); with ``keep_tail`` their tail text
+    moves to the previous sibling's tail, else its text, else the parent's text."""
     for node in sorted(hidden, key=_post_order_key):
         parent = node.parent
         tail = node.ptail or ""
         siblings = parent.pchildren
         pos = next(i for i, kid in enumerate(siblings) if kid is node)
-        if pos:
-            prev = siblings[pos - 1]
-            if prev.ptail is not None:
-                prev.ptail += tail
-            elif prev.ptext is not None:
-                prev.ptext += tail
-            else:
-                prev.ptext = tail
-        elif parent.ptext is not None:
-            parent.ptext += tail
-        else:
-            parent.ptext = tail
+        if keep_tail:
+            _keep_tail(parent, siblings[pos - 1] if pos else None, tail)
         parent.pchildren = siblings[:pos] + siblings[pos + 1 :]
+
+
+def _keep_tail(parent: Node, prev: Node | None, tail: str) -> None:
+    if prev is not None:
+        if prev.ptail is not None:
+            prev.ptail += tail
+        elif prev.ptext is not None:
+            prev.ptext += tail
+        else:
+            prev.ptext = tail
+    elif parent.ptext is not None:
+        parent.ptext += tail
+    else:
+        parent.ptext = tail
 
 
 # ── segmentation ─────────────────────────────────────────────────────────────────
@@ -174,8 +212,11 @@ class _Paragraph:
 
 
 class _Segmenter:
-    def __init__(self, root: Node) -> None:
+    def __init__(self, root: Node, profile: SimplifyProfile) -> None:
         self.root = root
+        self.profile = profile
+        self.inline_tags = profile.inline_tags
+        self.no_block_tags = profile.no_block_tags
         self.table_data: dict[Node, bool] = {}
         self.list_content: dict[Node, bool] = {}
         self.block_below: dict[Node, bool] = {}
@@ -185,53 +226,40 @@ class _Segmenter:
         for node in iter_tree(self.root, processing=True):
             if node.tag == "table":
                 tables.append(node)
-            elif node.tag in ("ul", "ol", "dl"):
+            elif node.tag in ("ul", "ol", "dl") and self.profile.content_lists:
                 lists.append(node)
         for table in tables:
-            self.table_data[table] = self._is_data_table(table)
+            self.table_data[table] = self.profile.is_data_table(table)
         for lst in lists:
             self.list_content[lst] = self._is_content_list(lst)
         self._compute_block_below()
         return self._paragraphs()
-
-    def _is_data_table(self, table: Node) -> bool:
-        layout = False
-        for node in iter_tree(table, processing=True):
-            if node is table:
-                continue
-            tag = node.tag
-            if tag in ("caption", "col", "colgroup") or (tag in ("td", "th") and "headers" in node.attrs):
-                if _nearest(node.parent, ("table",)) is table:
-                    return True
-            if tag not in TABLE_TAGS and tag not in INLINE_TAGS:
-                layout = True
-        if table.attrs.get("role") == "table" or table.attrs.get("data-table"):
-            return True
-        return not layout
 
     def _is_block(self, node: Node) -> bool:
         tag = node.tag
         if tag in ("td", "th"):
             owner = _nearest(node, ("table",))
             return owner is not None and not self.table_data.get(owner, False)
+        if tag in self.inline_tags:  # li/dt/dd are inline in some profiles
+            return False
         if tag == "li":
             owner = _nearest(node, ("ul", "ol"))
             return owner is not None and not self.list_content.get(owner, False)
         if tag in ("dt", "dd"):
             owner = _nearest(node, ("dl",))
             return owner is not None and not self.list_content.get(owner, False)
-        return tag not in NO_BLOCK_TAGS and tag not in INLINE_TAGS
+        return tag not in self.no_block_tags
 
     def _scan_block_below(self, node: Node) -> bool:
         """Has ``node`` a block descendant (text inside ``math`` never counts)? Scans; no memo."""
-        if node.tag in NO_BLOCK_TAGS:
+        if node.tag in self.no_block_tags:
             return False
         stack = list(reversed(node.pchildren))
         while stack:
             cur = stack.pop()
             if self._is_block(cur):
                 return True
-            if cur.tag not in NO_BLOCK_TAGS and cur.pchildren:
+            if cur.tag not in self.no_block_tags and cur.pchildren:
                 stack.extend(reversed(cur.pchildren))
         return False
 
@@ -247,17 +275,20 @@ class _Segmenter:
         return not any(self._scan_block_below(item) for item in items)
 
     def _compute_block_below(self) -> None:
-        """Memoise "has a block descendant" for every node, bottom-up, once all types are known."""
+        """Memoise "has a block descendant" (or, by profile, "has a block child") for every node,
+        bottom-up, once all types are known."""
         order = list(iter_tree(self.root, processing=True))
         below = self.block_below
         is_block = self._is_block
+        no_block = self.no_block_tags
+        descendants = self.profile.block_descendants
         for node in reversed(order):
-            if node.tag in NO_BLOCK_TAGS:
+            if node.tag in no_block:
                 below[node] = False
                 continue
             found = False
             for kid in node.pchildren:
-                if below[kid] or is_block(kid):
+                if (descendants and below[kid]) or is_block(kid):
                     found = True
                     break
             below[node] = found
@@ -273,7 +304,8 @@ class _Segmenter:
         seen_text_runs: set[tuple[int, str]] = set()
         below = self.block_below
         is_block = self._is_block
-        table_data = self.table_data
+        table_data = self.table_data if self.profile.whole_data_tables else {}
+        inline_tags = self.inline_tags
 
         def flush(node: Node, run: _Run, final: bool) -> None:
             sources = run.sources
@@ -312,7 +344,7 @@ class _Segmenter:
                 run.add_element(child)
                 run.add_text(child.ptail, "tail")
                 continue
-            if child_below and child.tag in INLINE_TAGS:
+            if child_below and child.tag in inline_tags:
                 child.block_type_mark = True
             if child.tag == "br":
                 run.add_element(child)
@@ -414,7 +446,7 @@ def _copy(src: Node, parent: _Frag | None, text: str | None, tail: str | None) -
     return top
 
 
-def _build_fragment(par: _Paragraph) -> tuple[_Frag, Node, list[Node]]:
+def _build_fragment(par: _Paragraph, profile: SimplifyProfile) -> tuple[_Frag, Node, list[Node]]:
     """The block's fragment, the node it stands for, and that node's top-level children (for mapping)."""
     container = par.container
     if par.content_type == "block_element":
@@ -422,27 +454,58 @@ def _build_fragment(par: _Paragraph) -> tuple[_Frag, Node, list[Node]]:
         sources = container.pchildren
     else:
         root = _Frag(container.tag, _clean_attrs(container), par.text, None, None)
-        last = len(par.elements) - 1
+        # Where a <br> ends its run (not inline), the reference clears the tail of a run's last <br>.
+        last = len(par.elements) - 1 if "br" not in profile.inline_tags else -1
         for i, el in enumerate(par.elements):
-            # A <br> always ends its run, and the reference clears the tail of a run's last <br>.
             tail = None if i == last and el.tag == "br" else el.ptail
             root.children.append(_copy(el, root, el.ptext, tail))
         sources = par.elements
     if container.tag in ("body", "html"):
-        # The reference re-parses each block as an HTML fragment; a <body> block merges into the parser's
-        # own body, leaving either an error (skip) or its single child element as the block.
-        if root.text and root.text.strip():
-            raise _Skip
-        if len(root.children) != 1:
-            raise _Skip
-        only = root.children[0]
-        if only.tail and only.tail.strip():
-            raise _Skip
-        only.tail = None
-        only.parent = None
-        node = sources[0]
-        return only, node, node.pchildren
+        # The reference re-parses each block; a <body> block merges into the parser's own body.
+        block = profile.reread_body_run(root)
+        if block is not root:
+            node = sources[0]
+            return block, node, node.pchildren
     return root, container, sources
+
+
+def single_child_block(root: _Frag) -> _Frag | None:
+    """The only child element of a ``<body>`` run without text around it (what a re-parse returns)."""
+    if (root.text and root.text.strip()) or len(root.children) != 1:
+        return None
+    only = root.children[0]
+    if only.tail and only.tail.strip():
+        return None
+    only.tail = None
+    only.parent = None
+    return only
+
+
+def _reread_as_fragment(root: _Frag) -> _Frag:
+    """v1.1 parses a block with ``fragment_fromstring``: a ``<body>`` run is either its single child
+    element or an error (the block is skipped)."""
+    only = single_child_block(root)
+    if only is None:
+        raise _Skip
+    return only
+
+
+def _is_data_table(table: Node) -> bool:
+    """v1.1: a caption/col/colgroup/headers cell of its own, role="table"/data-table, or only table and
+    inline tags inside."""
+    layout = False
+    for node in iter_tree(table, processing=True):
+        if node is table:
+            continue
+        tag = node.tag
+        if tag in ("caption", "col", "colgroup") or (tag in ("td", "th") and "headers" in node.attrs):
+            if _nearest(node.parent, ("table",)) is table:
+                return True
+        if tag not in TABLE_TAGS and tag not in INLINE_TAGS:
+            layout = True
+    if table.attrs.get("role") == "table" or table.attrs.get("data-table"):
+        return True
+    return not layout
 
 
 def _simplify_lists(root: _Frag) -> None:
@@ -569,7 +632,8 @@ def _fragment_text(root: _Frag) -> tuple[str, int]:
 class _Mapper:
     """Places block ids in the original DOM (the reference's map_html rules)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inline_tags: frozenset[str]) -> None:
+        self.inline_tags = inline_tags
         self.id_nodes: dict[int, Node] = {}
 
     def mark(self, node: Node, item_id: int) -> None:
@@ -597,7 +661,7 @@ class _Mapper:
                     break
             return
         if sources:
-            if node.tag in INLINE_TAGS and node.tag != "body" and not node.block_type_mark:
+            if node.tag in self.inline_tags and node.tag != "body" and not node.block_type_mark:
                 self.mark(node, item_id)
             else:
                 self._wrap_run(container, sources, item_id)
@@ -651,18 +715,20 @@ def _tag_path(node: Node) -> tuple[str, int]:
     return ">".join(reversed(tags)), len(tags) - 1
 
 
-def _number_blocks(root: Node, paragraphs: list[_Paragraph], cutoff_length: int) -> PageBlocks:
-    mapper = _Mapper()
+def _number_blocks(
+    root: Node, paragraphs: list[_Paragraph], cutoff_length: int, profile: SimplifyProfile
+) -> PageBlocks:
+    mapper = _Mapper(profile.inline_tags)
     blocks: list[Block] = []
     fragments: list[str] = []
     for par in paragraphs:
         try:
-            frag, node, sources = _build_fragment(par)
+            frag, node, sources = _build_fragment(par, profile)
             text_before_cleaning = frag.text
             _simplify_lists(frag)
             if not _is_meaningful(frag):
                 continue
-            _truncate(frag, cutoff_length)
+            profile.truncate(frag, cutoff_length)
             item_id = len(blocks) + 1
             frag.attrs["_item_id"] = str(item_id)
             mapper.place(par, node, sources, text_before_cleaning, item_id)
@@ -687,4 +753,23 @@ def _number_blocks(root: Node, paragraphs: list[_Paragraph], cutoff_length: int)
             )
         )
     simplified = _SHELL_HEAD + "".join(fragments) + _SHELL_TAIL
-    return PageBlocks(simplified_html=simplified, blocks=blocks, page_map=PageMap(root, mapper.id_nodes))
+    return PageBlocks(simplified_html=simplified, blocks=blocks, page_map=PageMap(root, mapper.id_nodes, profile))
+
+
+MINERU_V11 = SimplifyProfile(
+    name="mineru-v1.1",
+    cutoff_length=500,
+    inline_tags=INLINE_TAGS,
+    removed_tags=REMOVED_TAGS,
+    no_block_tags=NO_BLOCK_TAGS,
+    should_remove=_should_remove,
+    keep_removed_tail=True,
+    block_descendants=True,
+    content_lists=True,
+    whole_data_tables=True,
+    is_data_table=_is_data_table,
+    truncate=_truncate,
+    reread_body_run=_reread_as_fragment,
+    recall_line_breaks=True,
+    unescape_all=False,
+)
