@@ -66,7 +66,7 @@ class VariantSpec:
     """One precision of the model: its ONNX file, checksum, and the verification the export ran on it.
 
     ``max_abs_diff`` is the largest |ONNX Runtime − PyTorch| logit seen at export time (at ``<|sep|>``
-    positions for the ``blocks`` layout); ``labels_identical`` whether argmax labels agreed everywhere.
+    positions); ``labels_identical`` whether argmax labels agreed on every block.
     """
 
     file: str
@@ -74,6 +74,7 @@ class VariantSpec:
     bytes: int = 0
     max_abs_diff: float | None = None
     labels_identical: bool | None = None
+    label_agreement: float | None = None  # share of blocks whose label equals PyTorch's
 
 
 @dataclass(slots=True)
