@@ -7,6 +7,7 @@ can do everything the CLI does. Planned, not yet implemented: ``eval``, ``bench`
 
 import typer
 
+from extract_trt.cli import run_job
 from extract_trt.cli.extract import EPILOG, extract
 
 app = typer.Typer(
@@ -19,6 +20,7 @@ app = typer.Typer(
 )
 
 app.command("extract", no_args_is_help=True, epilog=EPILOG)(extract)
+app.command("run-job", no_args_is_help=True, epilog=run_job.EPILOG)(run_job.run_job_command)
 
 
 @app.command("version")

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 
 class Progress:
-    """Counts results; draws ``\\r<done> pages  <rate> pages/s  <errors> errors`` when ``enabled``."""
+    """Counts results; draws ``\\r<done> pages  <rate> pages/s  <errors> errors`` when ``enabled``, followed
+    by what ``detail()`` returns (e.g. shards done)."""
 
-    def __init__(self, enabled: bool, stream: IO[str] | None = None, interval: float = 0.25) -> None:
+    def __init__(
+        self,
+        enabled: bool,
+        stream: IO[str] | None = None,
+        interval: float = 0.25,
+        detail: Callable[[], str] | None = None,
+    ) -> None:
         self.enabled = enabled
+        self.detail = detail
         self.stream = stream if stream is not None else sys.stderr
         self.interval = interval
         self.done = 0
@@ -21,9 +30,12 @@ class Progress:
         self._width = 0
 
     def update(self, result: Any) -> None:
-        self.done += 1
-        if getattr(result, "error", None):
-            self.errors += 1
+        self.add(1, 1 if getattr(result, "error", None) else 0)
+
+    def add(self, done: int, errors: int) -> None:
+        """Count ``done`` more pages, ``errors`` of them failed."""
+        self.done += done
+        self.errors += errors
         if self.enabled:
             now = time.monotonic()
             if now - self._last_draw >= self.interval:
@@ -40,6 +52,8 @@ class Progress:
     def _draw(self, now: float, final: bool = False) -> None:
         elapsed = max(now - self.start, 1e-9)
         line = f"{self.done} pages  {self.done / elapsed:.1f} pages/s  {self.errors} errors"
+        if self.detail is not None:
+            line += "  " + self.detail()
         if final:
             line += f"  {elapsed:.1f} s"
         pad = max(0, self._width - len(line))
