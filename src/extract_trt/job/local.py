@@ -18,6 +18,7 @@ from extract_trt.job.output import ShardSink, record_meta, result_row, stream_ta
 from extract_trt.job.plan import Shard
 from extract_trt.job.readers import iter_shard
 from extract_trt.runtime import batch
+from extract_trt.runtime.extractor import Extractor
 
 __all__ = ["run_local"]
 
@@ -30,7 +31,11 @@ def run_local(
     sink: ShardSink,
     on_rows: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Extract every record of ``shards`` with ``config.workers`` processes into ``sink``."""
+    """Extract every record of ``shards`` with ``config.workers`` processes into ``sink``.
+
+    Raises:
+        LabelerError: the labeler cannot be built (before anything is written).
+    """
     metas: deque[dict[str, Any]] = deque()  # one per record handed to the pool, popped per result
 
     def records() -> Iterator[dict[str, Any]]:
@@ -40,9 +45,14 @@ def run_local(
                 metas.append(record_meta(record, k))
                 yield {key: record[key] for key in _PAGE_FIELDS if key in record}
 
+    # Build the labeler here first: a labeler that cannot load must stop the job before it writes shards
+    # of error rows. One process: this is the labeler it uses; a pool: each worker builds its own.
+    kwargs = config.extractor_kwargs()
+    kwargs["labeler"].build()
+    extractor = Extractor(**kwargs) if config.workers == 1 else None
     rows: list[dict[str, Any]] = []
     errors = 0
-    results = batch.run(records(), workers=config.workers, extractor_kwargs=config.extractor_kwargs())
+    results = batch.run(records(), workers=config.workers, extractor_kwargs=config.extractor_kwargs(), extractor=extractor)
     try:
         for result in results:
             rows.append(result_row(metas.popleft(), result))

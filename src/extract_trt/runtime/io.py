@@ -46,7 +46,8 @@ not HTML responses).
   ``http_status`` = the HTTP status code (int), ``html`` = the payload bytes. A
   ``Transfer-Encoding: chunked`` and ``Content-Encoding`` ``gzip``/``deflate``/``br`` payload is
   decoded when it decodes; otherwise it is kept as stored (many WARC writers store decoded payloads
-  but keep the header). Corrupt WARC data gives one error record for the rest of the file.
+  but keep the header). A record whose payload ends early (a truncated file or gzip member) is an
+  error record; other corrupt WARC data gives one error record for the rest of the file.
 
 Checks applied to every page before extraction (error record instead of ``html``): empty or
 whitespace-only content; content that looks binary (a NUL byte, or more than 10 % control bytes, in the
@@ -458,6 +459,11 @@ def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]
     limit = max_bytes if max_bytes is not None else -1
     body = rec.reader.read(limit + 1 if limit >= 0 else -1)
     if max_bytes is None or len(body) <= max_bytes:
+        if len(body) < rec.content_length:  # after parse_http, content_length is the payload's length
+            record["error"] = _describe(
+                InputFormatError(f"WARC record is truncated: {len(body)} of {rec.content_length} payload bytes")
+            )
+            return record
         body = _decode_http_body(body, http.get("Transfer-Encoding"), http.get("Content-Encoding"), max_bytes)
     problem = check_page(body, max_bytes)
     if problem is not None:
