@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,8 +63,14 @@ def write_checkpoint(
     shape: EncoderShape = EncoderShape(),
     *,
     seed: int = 0,
+    calibration_texts: Sequence[str] = (),
 ) -> Path:
-    """Write a randomly initialised token classifier (labels other/main) as a checkpoint directory."""
+    """Write a randomly initialised token classifier (labels other/main) as a checkpoint directory.
+
+    With ``calibration_texts`` (block strings), the head is set so that labels at ``<|sep|>`` split
+    about evenly on such text: random hidden states share a large common component, so an untouched
+    random head labels nearly every block the same, and tests comparing labels would prove little.
+    """
     import torch
 
     if architecture not in ARCHITECTURES:
@@ -106,6 +112,8 @@ def write_checkpoint(
             cls_token_id=ids[BOS], sep_token_id=ids[EOS], global_attn_every_n_layers=2, local_attention=64, **common
         )
         model = ModernBertForTokenClassification(config)
+    if calibration_texts:
+        _calibrate_head(model, tokenizer, calibration_texts, min(shape.max_positions, 512))
     model.save_pretrained(out, safe_serialization=True)
     if architecture == "eurobert":
         _add_remote_code(out)
@@ -121,6 +129,35 @@ def write_checkpoint(
     }
     (out / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
     return out
+
+
+def _calibrate_head(model, tokenizer, texts: Sequence[str], max_len: int) -> None:
+    """Classifier = a random direction through the mean <|sep|> state, scaled to logit gaps of ~±2."""
+    import torch
+
+    sep = tokenizer.token_to_id(SEP)
+    ids: list[int] = []
+    for text in texts:
+        block = tokenizer.encode(text, add_special_tokens=False).ids[:64] + [sep]
+        if len(ids) + len(block) > max_len:
+            break
+        ids += block
+    seen: list[torch.Tensor] = []
+    hook = model.classifier.register_forward_hook(lambda _m, args, _o: seen.append(args[0][0]))
+    model.eval()
+    with torch.no_grad():
+        x = torch.tensor([ids])
+        model(input_ids=x, attention_mask=torch.ones_like(x))
+    hook.remove()
+    states = seen[0][x[0] == sep]
+    mean = states.mean(0)
+    direction = torch.randn(states.shape[1])
+    spread = ((states - mean) @ direction).std().clamp_min(1e-6)
+    weight = torch.zeros_like(model.classifier.weight)
+    weight[1] = direction / spread  # logit(main) - logit(other) ~ N(0, 1) over the sample's blocks
+    with torch.no_grad():
+        model.classifier.weight.copy_(weight * 2)
+        model.classifier.bias.copy_(torch.stack([torch.tensor(0.0), -(weight[1] * 2) @ mean]))
 
 
 def _add_remote_code(out: Path) -> None:

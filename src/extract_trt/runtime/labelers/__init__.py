@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.types import Labels, PageBlocks
 
 
@@ -26,7 +27,41 @@ class Labeler(Protocol):
 
 
 def default_labeler() -> Labeler:
-    """The labeler used when none is given: the heuristic until a built-in model is shipped."""
-    from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
+    """The labeler used when none is given: the built-in block model shipped in the package."""
+    from extract_trt.runtime.labelers.block_model import BlockModelLabeler
 
-    return HeuristicLabeler()
+    return BlockModelLabeler()
+
+
+LABELER_NAMES = ("default", "block-model", "heuristic", "annotation")
+
+
+def get_labeler(spec: str) -> Labeler:
+    """A labeler by name (:data:`LABELER_NAMES`) or by the path of a block-model directory.
+
+    Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
+    """
+    from pathlib import Path
+
+    if spec in ("default", "block-model"):
+        return default_labeler()
+    if spec == "heuristic":
+        from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
+
+        return HeuristicLabeler()
+    if spec == "annotation":
+        from extract_trt.runtime.labelers.annotation import AnnotationLabeler
+
+        return AnnotationLabeler()
+    if (Path(spec) / "extract-trt.json").is_file():  # an `extract-trt export onnx` directory
+        from extract_trt.export.manifest import load_manifest
+
+        if load_manifest(spec, check_files=False).task == "token-classification":
+            from extract_trt.runtime.labelers.encoder import EncoderLabeler
+
+            return EncoderLabeler(spec)
+    if Path(spec).is_dir():
+        from extract_trt.runtime.labelers.block_model import BlockModelLabeler
+
+        return BlockModelLabeler(spec)
+    raise LabelerError(f"unknown labeler {spec!r}: use one of {', '.join(LABELER_NAMES)} or a model directory")
