@@ -8,6 +8,7 @@ can do everything the CLI does. Planned, not yet implemented: ``eval``, ``bench`
 import typer
 
 from extract_trt.cli import run_job
+from extract_trt.cli.export import export_app
 from extract_trt.cli.extract import EPILOG, extract
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 
 app.command("extract", no_args_is_help=True, epilog=EPILOG)(extract)
 app.command("run-job", no_args_is_help=True, epilog=run_job.EPILOG)(run_job.run_job_command)
+app.add_typer(export_app, name="export")
 
 
 @app.command("version")

@@ -1,0 +1,71 @@
+"""``extract-trt export onnx``: a local Hugging Face checkpoint → a verified ONNX model directory.
+
+Thin glue over :func:`extract_trt.export.encoder.export_encoder`; needs the ``export`` extra
+(torch, transformers < 4.58, optimum-onnx). The hub is never contacted (``HF_HUB_OFFLINE=1``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+EPILOG = """Examples:
+
+  extract-trt export onnx ./pulpie-orange-small ./orange-small-onnx --trust-remote-code --fp16 --int8
+
+  extract-trt export onnx ./my-modernbert ./mb-onnx --max-tokens 8192 --logits
+"""
+
+export_app = typer.Typer(
+    help="Build model artifacts from checkpoints (ONNX model directories for ONNX Runtime / TensorRT).",
+    no_args_is_help=True,
+)
+
+
+@export_app.command("onnx", no_args_is_help=True, epilog=EPILOG)
+def onnx(
+    checkpoint: Annotated[Path, typer.Argument(help="Local checkpoint directory (config.json, weights, tokenizer).")],
+    out: Annotated[Path, typer.Argument(help="Model directory to write (model.onnx, tokenizer.json, extract-trt.json).")],
+    fp16: Annotated[bool, typer.Option("--fp16", help="Also write model.fp16.onnx.")] = False,
+    int8: Annotated[bool, typer.Option("--int8", help="Also write model.int8.onnx (dynamic int8 quantization).")] = False,
+    max_tokens: Annotated[
+        Optional[int], typer.Option("--max-tokens", min=8, help="Chunk size (default: min(8192, model positions)).")
+    ] = None,
+    opset: Annotated[int, typer.Option("--opset", min=14, help="ONNX opset.")] = 18,
+    trust_remote_code: Annotated[
+        bool, typer.Option("--trust-remote-code", help="Run the checkpoint's own model code (EuroBERT needs it).")
+    ] = False,
+    logits: Annotated[
+        bool,
+        typer.Option("--logits", help="Keep per-token logits as the output instead of the per-block <|sep|> gather."),
+    ] = False,
+    verify_html: Annotated[
+        Optional[list[Path]],
+        typer.Option("--verify-html", help="HTML page(s) to verify on (default: the bundled sample pages)."),
+    ] = None,
+) -> None:
+    """Export an encoder token classifier (Pulpie format: EuroBERT, BERT, RoBERTa, ModernBERT)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from extract_trt.export.encoder import EncoderExportOptions, export_encoder
+    from extract_trt.runtime.errors import ExtractError
+
+    if not checkpoint.is_dir():
+        raise typer.BadParameter(f"{checkpoint} is not a directory", param_hint="CHECKPOINT")
+    options = EncoderExportOptions(
+        variants=("fp32",) + (("fp16",) if fp16 else ()) + (("int8",) if int8 else ()),
+        max_tokens=max_tokens,
+        opset=opset,
+        trust_remote_code=trust_remote_code,
+        sep_gather=not logits,
+        verify_html=[p.read_text(encoding="utf-8", errors="replace") for p in verify_html] if verify_html else None,
+    )
+    try:
+        manifest = export_encoder(checkpoint, out, options, report=lambda line: typer.echo(line, err=True))
+    except (ExtractError, OSError) as exc:
+        typer.echo(f"extract-trt export: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for name, variant in manifest.variants.items():
+        typer.echo(f"{out / variant.file}\t{name}\t{variant.bytes:,} bytes\tmax abs diff {variant.max_abs_diff:.2e}")
