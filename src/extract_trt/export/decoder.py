@@ -1,0 +1,302 @@
+"""Dripper-format decoder checkpoints (Qwen3 causal LMs) → verified ONNX model directories
+(``extract-trt export onnx --task text-generation-with-past``).
+
+Optimum exports the model with its KV cache (``input_ids``, ``attention_mask``, ``position_ids``,
+``past_key_values.N.key/value`` → ``logits``, ``present.N.key/value``). One output is added:
+``choice_logits`` [batch, seq, 2], the final hidden state times just the two lm-head columns of the first
+tokens of ``main`` and ``other`` (:func:`add_choice_logits`) — the only numbers the constrained decoder
+reads, so a pass over a whole drafted answer returns 2 floats per position instead of a vocabulary row.
+
+Verification (before the manifest is written): for each sample prompt, the prompt is run as one pass and
+a continuation (the start of an answer) as a second pass on the returned cache; both passes' logits are
+compared with PyTorch's on the whole sequence, and ``choice_logits`` with the matching ``logits``
+columns. fp32 must agree within ``FP32_TOLERANCE`` (relative to the logit scale) with identical argmax
+everywhere; int8 differences and choice agreement are recorded.
+
+Memory: the export traces the model in fp32 and holds the graph in memory: Qwen3-0.6B needs about
+17 GB of RAM (more with int8, which re-reads the fp32 graph). Large graphs keep their weights in a side
+file (``model.onnx.data``); protobuf must stay < 7 for such exports.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from extract_trt.export.encoder import (
+    ExportError,
+    ExportVerificationError,
+    _sample_pages,
+    _save_onnx,
+    _spec,
+    _write_int8,
+    checkpoint_sha256,
+)
+from extract_trt.export.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
+from extract_trt.runtime.labelers.decoder import CHOICE_OUTPUT, DecoderSpec
+
+__all__ = ["DecoderExportOptions", "add_choice_logits", "export_decoder"]
+
+log = logging.getLogger(__name__)
+
+FP32_TOLERANCE = 1e-4  # × max(1, largest |logit|)
+VARIANT_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
+
+
+@dataclass(slots=True)
+class DecoderExportOptions:
+    """What to export and how to check it.
+
+    ``profile``: ``dripper-v1`` (Qwen3-0.6B MinerU-HTML v1.0) or ``mineru-v1.1``. ``max_context``: prompt +
+    answer tokens the runtime allows (default: the model's positions, at most 32768 as Dripper v1.0 ran).
+    ``verify_tokens``: prompt tokens per verification sample (cut from real prompts).
+    """
+
+    profile: str = "mineru-v1.1"
+    variants: tuple[str, ...] = ("fp32",)
+    max_context: int | None = None
+    opset: int = 18
+    verify_html: Sequence[str] | None = None
+    verify_tokens: int = 192
+    verify_samples: int = 2
+    extra: dict = field(default_factory=dict)
+
+
+def export_decoder(
+    checkpoint: str | Path,
+    out_dir: str | Path,
+    options: DecoderExportOptions | None = None,
+    *,
+    report: Callable[[str], None] | None = None,
+) -> ModelManifest:
+    """Export ``checkpoint`` to ``out_dir``, verify every variant, and write the manifest last."""
+    import onnx
+    from tokenizers import Tokenizer
+    from transformers import AutoConfig, AutoTokenizer
+
+    from extract_trt.kernels.grammar import choice_words
+    from extract_trt.runtime.prompts import QWEN3_CHAT, chat_template_from_tokenizer, decoder_profile
+
+    options = options or DecoderExportOptions()
+    report = report or log.info
+    checkpoint, out = Path(checkpoint), Path(out_dir)
+    profile = decoder_profile(options.profile)
+    unknown = set(options.variants) - set(VARIANT_FILES)
+    if unknown or "fp32" not in options.variants:
+        raise ExportError(f"variants must include fp32 and be among {sorted(VARIANT_FILES)}, got {options.variants}")
+    if not (checkpoint / "config.json").is_file():
+        raise ExportError(f"{checkpoint} is not a Hugging Face checkpoint directory (no config.json)")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MANIFEST_NAME).unlink(missing_ok=True)  # the directory is unfinished until the end
+
+    config = AutoConfig.from_pretrained(checkpoint)
+    hf_tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    if not getattr(hf_tokenizer, "is_fast", False):
+        raise ExportError(f"{checkpoint}: the runtime needs a fast tokenizer (tokenizer.json)")
+    hf_tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(out / "tokenizer.json"))
+    tokenizer.encode_special_tokens = True
+    words = choice_words(tokenizer)
+    choice_ids = [int(words[0][0]), int(words[1][0])]
+    template = None
+    if profile.chat:
+        if getattr(hf_tokenizer, "chat_template", None):
+            template = chat_template_from_tokenizer(hf_tokenizer)
+        else:
+            report(f"{checkpoint} has no chat template; using Qwen3's")
+            template = QWEN3_CHAT
+    positions = int(getattr(config, "max_position_embeddings", 32768))
+    max_context = options.max_context or min(positions, 32768)
+    if max_context > positions:
+        raise ExportError(f"max_context {max_context} exceeds the model's {positions} positions")
+    eos_id = hf_tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in hf_tokenizer.get_vocab() else hf_tokenizer.eos_token_id
+    pad_id = hf_tokenizer.pad_token_id if hf_tokenizer.pad_token_id is not None else 0
+
+    with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
+        plain_path = _optimum_export(checkpoint, Path(tmp), options.opset)
+        model = onnx.load(str(plain_path))
+        add_choice_logits(model, choice_ids)
+        fp32_path = out / VARIANT_FILES["fp32"]
+        _save_onnx(model, fp32_path)
+        del model
+    samples = _verification_samples(checkpoint, hf_tokenizer, profile, options)
+    torch_logits = _torch_logits(checkpoint, samples)
+    variants = {"fp32": _verify("fp32", fp32_path, samples, torch_logits, choice_ids, report)}
+    if "int8" in options.variants:
+        _write_int8(fp32_path, out / VARIANT_FILES["int8"])
+        variants["int8"] = _verify("int8", out / VARIANT_FILES["int8"], samples, torch_logits, choice_ids, report)
+
+    import onnxruntime as ort
+    import transformers
+
+    session = ort.InferenceSession(str(fp32_path), providers=["CPUExecutionProvider"])
+    spec = DecoderSpec.from_session(
+        session,
+        profile=profile.name,
+        max_context=max_context,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        num_attention_heads=int(config.num_attention_heads),
+        chat_template=template,
+    )
+    spec.choice_token_ids = choice_ids
+    graph = onnx.load(str(fp32_path), load_external_data=False).graph
+    from extract_trt.runtime.simplify_v1 import simplify_profile
+
+    manifest = ModelManifest(
+        architecture=config.model_type,
+        task="text-generation",
+        label_map={0: "other", 1: "main"},
+        main_label_id=1,
+        sep_token="",
+        bos_token_id=None,
+        eos_token_id=eos_id,
+        pad_token_id=pad_id,
+        max_tokens=max_context,
+        simplifier_profile=profile.simplifier,
+        cutoff_length=simplify_profile(profile.simplifier).cutoff_length,
+        inputs=[_spec(t) for t in graph.input],
+        outputs=[_spec(t) for t in graph.output],
+        output_layout="logits",
+        opset=options.opset,
+        variants=variants,
+        source=SourceInfo(
+            checkpoint=str(checkpoint.resolve()),
+            checkpoint_sha256=checkpoint_sha256(checkpoint),
+            model_type=config.model_type,
+            exporter="optimum (text-generation-with-past) + choice_logits",
+            transformers_version=transformers.__version__,
+            created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        ),
+        decoder=spec.to_dict(),
+        extra=dict(options.extra),
+    )
+    manifest.save(out)
+    report(f"wrote {out / MANIFEST_NAME} ({', '.join(variants)})")
+    return manifest
+
+
+def add_choice_logits(model, choice_ids: Sequence[int]) -> None:
+    """Add the ``choice_logits`` output to an exported causal-LM graph, in place: the input of the lm-head
+    MatMul (the final hidden state) times the lm-head weight's columns ``choice_ids`` only."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = model.graph
+    producer = next((n for n in graph.node if "logits" in n.output), None)
+    if producer is None or producer.op_type != "MatMul":
+        raise ExportError("the graph's logits do not come from a MatMul (lm head); cannot add choice_logits")
+    if any(o.name == CHOICE_OUTPUT for o in graph.output):
+        return
+    hidden, weight = producer.input
+    ids_name = f"{CHOICE_OUTPUT}/token_ids"
+    columns = f"{CHOICE_OUTPUT}/weight"
+    graph.initializer.append(numpy_helper.from_array(np.asarray(choice_ids, dtype=np.int64), ids_name))
+    graph.node.append(helper.make_node("Gather", [weight, ids_name], [columns], axis=1, name=f"{CHOICE_OUTPUT}/Gather"))
+    graph.node.append(helper.make_node("MatMul", [hidden, columns], [CHOICE_OUTPUT], name=f"{CHOICE_OUTPUT}/MatMul"))
+    graph.output.append(
+        helper.make_tensor_value_info(CHOICE_OUTPUT, TensorProto.FLOAT, ["batch_size", "sequence_length", 2])
+    )
+
+
+# -- export and verification ------------------------------------------------------------------------
+
+
+def _optimum_export(checkpoint: Path, tmp: Path, opset: int) -> Path:
+    from optimum.exporters.onnx import main_export
+
+    try:
+        main_export(
+            str(checkpoint), output=tmp, task="text-generation-with-past", opset=opset, device="cpu",
+            do_validation=False, no_post_process=True,
+        )  # fmt: skip
+    except Exception as exc:
+        raise ExportError(f"Optimum could not export {checkpoint}: {type(exc).__name__}: {exc}") from exc
+    path = tmp / "model.onnx"
+    if not path.is_file():
+        raise ExportError(f"Optimum wrote no model.onnx for {checkpoint}")
+    return path
+
+
+@dataclass(slots=True)
+class _Sample:
+    ids: np.ndarray  # prompt + continuation
+    split: int  # prompt length: pass 1 feeds ids[:split], pass 2 the rest on its cache
+
+
+def _verification_samples(checkpoint: Path, hf_tokenizer, profile, options: DecoderExportOptions) -> list[_Sample]:
+    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.simplify_v1 import simplify_profile
+
+    simplifier = simplify_profile(profile.simplifier)
+    samples = []
+    for html in list(options.verify_html or _sample_pages())[: options.verify_samples]:
+        page = simplify(html, profile=simplifier)
+        prompt = profile.prompt_text(page.simplified_html, None)
+        ids = hf_tokenizer("".join(prompt), add_special_tokens=False)["input_ids"][-options.verify_tokens :]
+        answer = profile.answer.render([b.item_id for b in page.blocks[:4]], [True, False, True, False][: len(page.blocks)])
+        cont = hf_tokenizer(answer, add_special_tokens=False)["input_ids"][:12]
+        samples.append(_Sample(np.asarray(ids + cont, dtype=np.int64), len(ids)))
+    if not samples:
+        raise ExportError("no verification pages")
+    return samples
+
+
+def _torch_logits(checkpoint: Path, samples: list[_Sample]) -> list[np.ndarray]:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).eval()
+    with torch.no_grad():
+        return [model(input_ids=torch.from_numpy(s.ids[None, :])).logits[0].float().numpy() for s in samples]
+
+
+def _onnx_logits(path: Path, sample: _Sample) -> tuple[np.ndarray, np.ndarray]:
+    """Logits and choice logits of the sample, fed as two passes with the KV cache in between."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    pasts = [i for i in session.get_inputs() if i.name.startswith("past_key_values.")]
+    cache = {i.name: np.zeros((1, i.shape[1], 0, i.shape[3]), dtype=np.float32) for i in pasts}
+    logits, choice = [], []
+    for lo, hi in ((0, sample.split), (sample.split, len(sample.ids))):
+        feeds = {
+            "input_ids": sample.ids[None, lo:hi],
+            "attention_mask": np.ones((1, hi), dtype=np.int64),
+            "position_ids": np.arange(lo, hi, dtype=np.int64)[None, :],
+            **cache,
+        }
+        out = dict(zip(names, session.run(None, feeds)))
+        logits.append(out["logits"][0])
+        choice.append(out[CHOICE_OUTPUT][0])
+        cache = {name: out[name.replace("past_key_values.", "present.", 1)] for name in cache}
+    return np.concatenate(logits), np.concatenate(choice)
+
+
+def _verify(name: str, path: Path, samples: list[_Sample], torch_logits: list[np.ndarray], choice_ids, report) -> VariantSpec:
+    diffs, scales, same_argmax, same_choice, checked = [], [], True, 0, 0
+    for sample, expected in zip(samples, torch_logits):
+        logits, choice = _onnx_logits(path, sample)
+        if not np.allclose(choice, logits[:, choice_ids], rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(logits).max()))):
+            raise ExportVerificationError(f"{name}: choice_logits differ from the logits columns {choice_ids}")
+        diffs.append(float(np.abs(logits - expected).max()))
+        scales.append(max(1.0, float(np.abs(expected).max())))
+        same_argmax &= bool((logits.argmax(-1) == expected.argmax(-1)).all())
+        pairs = expected[:, choice_ids]
+        same_choice += int(((choice[:, 0] > choice[:, 1]) == (pairs[:, 0] > pairs[:, 1])).sum())
+        checked += len(pairs)
+    diff = max(diffs)
+    agreement = same_choice / max(1, checked)
+    report(f"{name}: max |ONNX Runtime - PyTorch| logit = {diff:.2e}; argmax identical: {same_argmax}; "
+           f"main/other agreement {agreement:.1%} over {checked} positions")  # fmt: skip
+    if name == "fp32" and (diff > FP32_TOLERANCE * max(scales) or not same_argmax):
+        raise ExportVerificationError(f"fp32 export differs from PyTorch: max logit diff {diff:.2e}, argmax identical {same_argmax}")
+    return VariantSpec(
+        file=path.name, sha256=file_sha256(path), bytes=path.stat().st_size, max_abs_diff=diff, labels_identical=agreement == 1.0
+    )
