@@ -61,7 +61,8 @@ class Extractor:
         output: formats to produce besides ``main_html`` (``"markdown"``, ``"text"``, ``"html"`` or a
             tuple of them). Conversions not asked for are skipped, which saves time on large runs.
         links / images: keep links and images in the Markdown output.
-        cutoff_length: per-block text cap of the simplifier (500 = MinerU-HTML v1.1 / Pulpie).
+        cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
+            500 for MinerU-HTML v1.1 / Pulpie, 200 for a Dripper v1.0 decoder).
         batch_size: pages handed to the labeler at once by :meth:`extract_many`.
         max_bytes: larger pages get an ``InputTooLargeError`` record instead of being parsed
             (``None``: no limit). Empty, whitespace-only and binary (NUL/control bytes) input gets an
@@ -75,7 +76,7 @@ class Extractor:
         *,
         links: bool = True,
         images: bool = True,
-        cutoff_length: int = 500,
+        cutoff_length: int | None = None,
         batch_size: int = 16,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> None:
@@ -131,7 +132,9 @@ class Extractor:
             elif not isinstance(html, str):
                 raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
             t1 = time.perf_counter()
-            page.blocks = simplify(html, cutoff_length=self.cutoff_length)
+            # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
+            profile = getattr(self.labeler, "simplify_profile", None)
+            page.blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile)
             t2 = time.perf_counter()
             result.timings.update(decode=t1 - t0, simplify=t2 - t1)
             result.n_blocks = len(page.blocks)
