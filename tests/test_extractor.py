@@ -84,4 +84,4 @@ def test_deep_page_through_the_whole_pipeline():
 
 def test_default_labeler_runs():
     r = Extractor().extract(ARTICLE)
-    assert r.error is None and r.labeler == "heuristic" and "article body" in r.text
+    assert r.error is None and r.labeler == "block-model" and "article body" in r.text

@@ -10,6 +10,7 @@ import typer
 from extract_trt.cli import run_job
 from extract_trt.cli.export import export_app
 from extract_trt.cli.extract import EPILOG, extract
+from extract_trt.cli.train import train
 
 app = typer.Typer(
     name="extract-trt",
@@ -22,6 +23,7 @@ app = typer.Typer(
 
 app.command("extract", no_args_is_help=True, epilog=EPILOG)(extract)
 app.command("run-job", no_args_is_help=True, epilog=run_job.EPILOG)(run_job.run_job_command)
+app.command("train")(train)
 app.add_typer(export_app, name="export")
 
 

@@ -120,6 +120,13 @@ def extract(
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=1, help="Pages labelled together (also the unit sent to a worker).")
     ] = 16,
+    labeler: Annotated[
+        str,
+        typer.Option(
+            "--labeler", "-l",
+            help="default (the built-in block model), heuristic, annotation (cc-select marks), or a model directory.",
+        ),
+    ] = "default",
     links: Annotated[bool, typer.Option("--links/--no-links", help="Keep hyperlinks in Markdown output.")] = True,
     images: Annotated[bool, typer.Option("--images/--no-images", help="Keep images in Markdown output.")] = True,
     html_field: Annotated[
@@ -169,6 +176,7 @@ def extract(
     stream = records if first is None else itertools.chain([first], records)
 
     kwargs: dict[str, Any] = {
+        "labeler": labeler,
         "output": _EXTRACTOR_OUTPUTS[fmt_name],
         "links": links,
         "images": images,

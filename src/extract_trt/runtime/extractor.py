@@ -11,10 +11,18 @@ import numpy as np
 
 from extract_trt.runtime import convert
 from extract_trt.runtime.decode import decode_html
-from extract_trt.runtime.errors import ExtractError, LabelerError
+from extract_trt.runtime.errors import ExtractError, LabelerError, TimeBudgetExceededError, TooManyBlocksError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
-from extract_trt.runtime.labelers import Labeler, default_labeler
+from extract_trt.runtime.labelers import Labeler, default_labeler, get_labeler
+from extract_trt.runtime.limits import (
+    DEFAULT_MAX_BLOCKS,
+    DEFAULT_MAX_PARSER_WORK,
+    DEFAULT_TIME_BUDGET,
+    check_nesting,
+    run_within,
+)
 from extract_trt.runtime.reconstruct import reconstruct
+from extract_trt.runtime.sanitize import sanitize_markdown
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
 
@@ -57,7 +65,9 @@ class Extractor:
     """Main-content extractor.
 
     Args:
-        labeler: any :class:`Labeler`; default: the built-in default labeler.
+        labeler: any :class:`Labeler`, or a name/model directory for
+            :func:`~extract_trt.runtime.labelers.get_labeler` (picklable, so worker processes can build
+            their own); default: the built-in block model.
         output: formats to produce besides ``main_html`` (``"markdown"``, ``"text"``, ``"html"`` or a
             tuple of them). Conversions not asked for are skipped, which saves time on large runs.
         links / images: keep links and images in the Markdown output.
@@ -67,11 +77,16 @@ class Extractor:
         max_bytes: larger pages get an ``InputTooLargeError`` record instead of being parsed
             (``None``: no limit). Empty, whitespace-only and binary (NUL/control bytes) input gets an
             ``InputFormatError`` record.
+        max_parser_work / max_blocks / time_budget: the other per-page limits (``None``: off); rules and
+            defaults in :mod:`extract_trt.runtime.limits`.
+        keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
+            ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
+            and Markdown are sanitised (:mod:`extract_trt.runtime.sanitize`).
     """
 
     def __init__(
         self,
-        labeler: Labeler | None = None,
+        labeler: Labeler | str | None = None,
         output: OutputFormat | tuple[OutputFormat, ...] = ("markdown", "text"),
         *,
         links: bool = True,
@@ -79,7 +94,13 @@ class Extractor:
         cutoff_length: int | None = None,
         batch_size: int = 16,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
+        max_parser_work: int | None = DEFAULT_MAX_PARSER_WORK,
+        max_blocks: int | None = DEFAULT_MAX_BLOCKS,
+        time_budget: float | None = DEFAULT_TIME_BUDGET,
+        keep_markup: bool = False,
     ) -> None:
+        if isinstance(labeler, str):
+            labeler = get_labeler(labeler)
         self.labeler = labeler if labeler is not None else default_labeler()
         self.outputs = (output,) if isinstance(output, str) else tuple(output)
         unknown = set(self.outputs) - {"html", "markdown", "text"}
@@ -90,6 +111,11 @@ class Extractor:
         self.cutoff_length = cutoff_length
         self.batch_size = max(1, batch_size)
         self.max_bytes = max_bytes
+        self.max_parser_work = max_parser_work
+        self.max_blocks = max_blocks
+        self.time_budget = time_budget
+        self.keep_markup = keep_markup
+        self._fallback: Labeler | None = None
 
     def extract(self, html: str | bytes, url: str | None = None, id: str | None = None) -> Result:
         """Extract the main content of one page. Never raises for bad input: see ``Result.error``."""
@@ -121,59 +147,108 @@ class Extractor:
         result = Result(id=_as_id(record.get("id")), url=record.get("url"))
         page = PreparedPage(result)
         try:
-            t0 = time.perf_counter()
-            html = record.get("html")
-            if isinstance(html, (str, bytes, bytearray)):
-                problem = check_page(html, self.max_bytes)
-                if problem is not None:
-                    raise problem
-            if isinstance(html, (bytes, bytearray)):
-                html = decode_html(bytes(html), record.get("content_type"))
-            elif not isinstance(html, str):
-                raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
-            t1 = time.perf_counter()
-            # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
-            profile = getattr(self.labeler, "simplify_profile", None)
-            page.blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile)
-            t2 = time.perf_counter()
-            result.timings.update(decode=t1 - t0, simplify=t2 - t1)
+            page.blocks = run_within(self.time_budget, "decode and simplify", self._parse, record, result)
             result.n_blocks = len(page.blocks)
+            if self.max_blocks is not None and result.n_blocks > self.max_blocks:
+                page.blocks = None
+                raise TooManyBlocksError(f"page has {result.n_blocks:,} blocks, more than max_blocks={self.max_blocks:,}")
         except Exception as exc:  # one bad page must never stop the batch
             result.error = _describe(exc)
         return page
 
+    def _parse(self, record: dict, result: Result) -> PageBlocks:
+        t0 = time.perf_counter()
+        html = record.get("html")
+        if isinstance(html, (str, bytes, bytearray)):
+            problem = check_page(html, self.max_bytes)
+            if problem is not None:
+                raise problem
+        if isinstance(html, (bytes, bytearray)):
+            html = decode_html(bytes(html), record.get("content_type"))
+        elif not isinstance(html, str):
+            raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
+        t1 = time.perf_counter()
+        problem = check_nesting(html, self.max_parser_work)
+        if problem is not None:
+            raise problem
+        # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
+        profile = getattr(self.labeler, "simplify_profile", None)
+        blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile)
+        result.timings.update(decode=t1 - t0, simplify=time.perf_counter() - t1)
+        return blocks
+
     def label_pages(self, pages: list[PreparedPage]) -> list[Labels | None]:
         """Stage 2: label the prepared pages with one labeler call; ``None`` where a page has failed
         (its ``result.error`` says why). The label time is recorded in each ``result.timings``."""
-        ready = [p for p in pages if p.blocks is not None]
+        slow = {id(p) for p in pages if p.blocks is not None and self._needs_fallback(p.result)}
+        ready = [p for p in pages if p.blocks is not None and id(p) not in slow]
         labels = iter(self._label([p.blocks for p in ready], [p.result for p in ready]))
-        return [next(labels) if p.blocks is not None else None for p in pages]
+        return [
+            None if p.blocks is None else self._label_fallback(p) if id(p) in slow else next(labels) for p in pages
+        ]
+
+    def _own_seconds(self, result: Result) -> float:
+        # The page's own stages; batched labelling by the configured labeler is shared, so not counted.
+        return sum(v for k, v in result.timings.items() if k != "label" or result.labeler.endswith("(fallback)"))
+
+    def _needs_fallback(self, result: Result) -> bool:
+        """A page that used over half its time budget before labelling gets the cheap heuristic labeler."""
+        if self.time_budget is None or getattr(self.labeler, "name", "") == "heuristic":
+            return False
+        return self._own_seconds(result) > self.time_budget / 2
+
+    def _label_fallback(self, page: PreparedPage) -> Labels | None:
+        from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
+
+        if self._fallback is None:
+            self._fallback = HeuristicLabeler()
+        result = page.result
+        result.labeler = f"{self._fallback.name} (fallback)"
+        remaining = self.time_budget - self._own_seconds(result) if self.time_budget is not None else None
+        try:
+            [labels] = run_within(remaining, "fallback labelling", self._label, [page.blocks], [result], self._fallback)
+        except TimeBudgetExceededError as exc:
+            result.error = _describe(exc)
+            return None
+        if labels is not None:
+            labels.fallback = True
+        return labels
 
     def finish(self, page: PreparedPage, labels: Labels | None) -> Result:
         """Stage 3: reconstruct and convert ``page`` with ``labels``; without labels the result as is."""
         if labels is not None:
-            self._emit(page, labels)
+            result = page.result
+            remaining = self.time_budget - self._own_seconds(result) if self.time_budget is not None else None
+            try:
+                run_within(remaining, "reconstruct and convert", self._emit, page, labels)
+            except TimeBudgetExceededError as exc:
+                result.main_html = result.markdown = result.text = ""
+                result.labels = []
+                result.error = _describe(exc)
         return page.result
 
     def _finish(self, batch: list[PreparedPage]) -> Iterator[Result]:
         for page, labels in zip(batch, self.label_pages(batch)):
             yield self.finish(page, labels)
 
-    def _label(self, pages: list[PageBlocks], results: list[Result]) -> list[Labels | None]:
+    def _label(
+        self, pages: list[PageBlocks], results: list[Result], labeler: Labeler | None = None
+    ) -> list[Labels | None]:
         if not pages:
             return []
+        labeler = labeler or self.labeler
         t0 = time.perf_counter()
         try:
-            labels = self.labeler.label(pages)
+            labels = labeler.label(pages)
             if len(labels) != len(pages):
-                raise LabelerError(f"{self.labeler.name} returned {len(labels)} label sets for {len(pages)} pages")
+                raise LabelerError(f"{labeler.name} returned {len(labels)} label sets for {len(pages)} pages")
         except Exception as exc:
             if len(pages) == 1:
-                name = getattr(self.labeler, "name", type(self.labeler).__name__)
+                name = getattr(labeler, "name", type(labeler).__name__)
                 results[0].error = _describe(LabelerError(f"{name} failed: {_describe(exc)}"))
                 return [None]
             # Isolate the page that broke the batch: label each page on its own.
-            return [self._label([p], [r])[0] for p, r in zip(pages, results)]
+            return [self._label([p], [r], labeler)[0] for p, r in zip(pages, results)]
         per_page = (time.perf_counter() - t0) / len(pages)
         checked: list[Labels | None] = []
         for page, page_labels, result in zip(pages, labels, results):
@@ -191,10 +266,12 @@ class Extractor:
         result = page.result
         try:
             t0 = time.perf_counter()
-            result.main_html = reconstruct(page.blocks, labels)
+            result.main_html = reconstruct(page.blocks, labels, sanitize=not self.keep_markup)
             t1 = time.perf_counter()
             if "markdown" in self.outputs:
                 result.markdown = convert.to_markdown(result.main_html, links=self.links, images=self.images)
+                if not self.keep_markup:
+                    result.markdown = sanitize_markdown(result.markdown)
             if "text" in self.outputs:
                 result.text = convert.to_text(result.main_html)
             t2 = time.perf_counter()

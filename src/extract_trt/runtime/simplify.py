@@ -706,13 +706,22 @@ class _Mapper:
                 return
 
 
-def _tag_path(node: Node) -> tuple[str, int]:
+_ANCESTOR_NAMES = 8  # nearest ancestors with a class or id whose names a Block keeps
+
+
+def _tag_path(node: Node) -> tuple[str, int, str]:
+    """``html>…>tag``, the depth, and the class/id values of the nearest named ancestors."""
     tags = []
-    cur: Node | None = node
+    names = []
+    cur: Node | None = node.parent
+    tags.append(node.tag)
     while cur is not None:
         tags.append(cur.tag)
+        attrs = cur.attrs
+        if len(names) < _ANCESTOR_NAMES and ("class" in attrs or "id" in attrs):
+            names.append(f"{attrs.get('class', '')} {attrs.get('id', '')}")
         cur = cur.parent
-    return ">".join(reversed(tags)), len(tags) - 1
+    return ">".join(reversed(tags)), len(tags) - 1, " ".join(names)
 
 
 def _number_blocks(
@@ -737,7 +746,7 @@ def _number_blocks(
         html = _collapse(serialize(frag).strip())
         fragments.append(html)
         text, link_chars = _fragment_text(frag)
-        path, depth = _tag_path(node)
+        path, depth, ancestor_names = _tag_path(node)
         blocks.append(
             Block(
                 item_id=item_id,
@@ -748,6 +757,7 @@ def _number_blocks(
                 element_id=node.attrs.get("id", ""),
                 depth=depth,
                 tag_path=path,
+                ancestor_names=ancestor_names,
                 link_text_length=link_chars,
                 content_type=par.content_type,
             )

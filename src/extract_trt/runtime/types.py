@@ -29,6 +29,7 @@ class Block:
     tag_path: str
     link_text_length: int
     content_type: str  # block_element | unwrapped_text | inline_elements | mixed
+    ancestor_names: str = ""  # class and id values of the ancestors, nearest first (model features)
 
 
 @dataclass(slots=True)

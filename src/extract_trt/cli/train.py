@@ -1,0 +1,31 @@
+"""``extract-trt train``: retrain the built-in block model from the shared labeled pages."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def train(
+    data_dir: Annotated[Path, typer.Option("--data", help="Directory holding wcxb-dev.jsonl.gz etc.")] = Path(
+        "../shared/data"
+    ),
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Model directory to write.")] = Path("block-model"),
+    epochs: Annotated[int, typer.Option(help="Passes over the training pages.")] = 12,
+    seed: Annotated[int, typer.Option(help="Seed for initialisation, order and crops.")] = 13,
+    threads: Annotated[int, typer.Option(help="PyTorch CPU threads (more than 1 only pays on an idle machine).")] = 1,
+    max_pages: Annotated[int | None, typer.Option(help="Read at most this many pages per dataset.")] = None,
+) -> None:
+    """Train the block model (features -> small Transformer over blocks), export fp32 + int8 ONNX.
+
+    Needs the ``train`` extra (PyTorch). The shipped model is this command with its defaults, run from the
+    repository root: ``extract-trt train -o src/extract_trt/models/block-model``.
+    """
+    try:
+        from extract_trt.train.trainer import TrainConfig, train_block_model
+    except ImportError as exc:  # torch/onnx missing
+        raise typer.BadParameter(f"training needs the train extra (pip install 'extract-trt[train]'): {exc}") from exc
+    if not (data_dir / "wcxb-dev.jsonl.gz").is_file():
+        raise typer.BadParameter(f"{data_dir} has no wcxb-dev.jsonl.gz", param_hint="--data")
+    config = TrainConfig(epochs=epochs, seed=seed, threads=threads, max_pages=max_pages)
+    train_block_model(data_dir, out_dir, config, log=lambda line: typer.echo(line, err=True))

@@ -1,0 +1,246 @@
+"""Block features for the built-in block model: hashed text and markup n-grams plus layout numbers.
+
+One call per page, vectorised over all of its blocks (NumPy over the page's code points, no Python loop
+per character):
+
+* **bags** — hashed ids of three fields per block, looked up in one embedding table by the model:
+  ``WORDS`` (lower-cased ``\\w``-runs and their bigrams; every CJK/kana/hangul character is a word of its
+  own, so scripts without spaces still get words and character bigrams), ``CHARS`` (character
+  trigrams: morphology, numbers, scripts), ``MARKUP`` (the block's tag, the tags of its path, its own and
+  its ancestors' ``class``/``id`` tokens split on non-alphanumerics and camelCase, each kind prefixed so
+  ``nav`` in a class differs from a ``<nav>`` ancestor). ``ids[k]`` goes to bag ``bag[k] = block *
+  N_FIELDS + field``.
+* **dense** — ``N_DENSE`` layout numbers per block (lengths, link density, punctuation, digits, upper
+  case, depth, position on the page, tag kind, content type, …), scaled to roughly unit range.
+
+The hash is a fixed polynomial over code points (not Python's salted ``hash``), so features are the same
+in every process and on every machine, which the shipped model depends on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from extract_trt.runtime.types import PageBlocks
+
+__all__ = ["BUCKETS", "N_DENSE", "N_FIELDS", "BlockFeatures", "page_features", "windows"]
+
+BUCKETS = 1 << 15  # rows of the hashed embedding table
+WORDS, CHARS, MARKUP = 0, 1, 2
+N_FIELDS = 3
+MAX_TEXT = 1500  # characters of a block's text that are hashed (the simplifier truncates most at 500)
+MAX_MARKUP = 300  # characters of a block's class/id strings that are hashed
+MAX_PATH = 60  # trailing characters of the tag path that are hashed (the nearest ancestors' tags)
+_SEP = "\n"  # joins blocks; never a word character, so no n-gram crosses blocks
+
+_TAGS = ("p", "div", "li", "td", "th", "span", "a", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code",
+         "blockquote", "table", "img", "dd", "dt", "figcaption", "section", "article", "form", "button",
+         "label", "time", "address")  # fmt: skip
+_TAG_INDEX = {t: i for i, t in enumerate(_TAGS)}
+_CONTENT_TYPES = ("block_element", "unwrapped_text", "inline_elements", "mixed")
+_PATH_FLAGS = ("article", "main", "header", "footer", "nav", "aside", "form", "table", "ul", "ol", "li",
+               "section", "blockquote")  # fmt: skip
+N_DENSE = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES) + len(_PATH_FLAGS)
+
+_SENTENCE_END = ".!?\u3002\uff01\uff1f"
+_PUNCT_CPS = np.array([ord(c) for c in ",;:\uff0c\u3001\uff1b\uff1a" + _SENTENCE_END], dtype=np.uint64)
+_SENTENCE_END_CPS = np.array([ord(c) for c in _SENTENCE_END], dtype=np.uint64)
+_COPYRIGHT = re.compile(r"©|copyright|all rights reserved", re.IGNORECASE)
+_IMG = re.compile(r"<img\b")
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads the polynomial hash over all bits
+_POLY = np.uint64(1000003)
+# salts: text words, text bigrams, char trigrams, own names (+1: bigrams), ancestor
+# names (+1), path tags (+1)
+_SALT = np.array([0x1F3D5B79, 0x2C4E6A8F, 0x3A5C7E91, 0x4B6D8FA3, 0x5C7E91B5, 0x6D8FA3C7, 0x7E91B5D9,
+                  0x8FA3C7EB, 0x91B5D9FD], dtype=np.uint64)  # fmt: skip
+_CHAR_MUL = np.array([0x100000001B3, 0x1000193, 0x5BD1E995], dtype=np.uint64)
+
+
+@dataclass(slots=True)
+class BlockFeatures:
+    """Model inputs of one page: ``ids``/``bags`` int64 ``[T]``, ``dense`` float32 ``[n_blocks, N_DENSE]``."""
+
+    ids: np.ndarray
+    bags: np.ndarray
+    dense: np.ndarray
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.dense)
+
+    def window(self, start: int, stop: int) -> BlockFeatures:
+        """The features of blocks ``start..stop-1`` as a page of their own."""
+        keep = (self.bags >= start * N_FIELDS) & (self.bags < stop * N_FIELDS)
+        return BlockFeatures(ids=self.ids[keep], bags=self.bags[keep] - start * N_FIELDS, dense=self.dense[start:stop])
+
+
+def windows(n_blocks: int, size: int, overlap: int) -> list[tuple[int, int, int, int]]:
+    """Cover ``n_blocks`` with windows of at most ``size`` overlapping by ``overlap``.
+
+    Returns ``(start, stop, keep_from, keep_to)``: the window, and the blocks whose prediction is taken
+    from it — each block from the window where it sits furthest from an edge it shares with a neighbour.
+    """
+    if n_blocks <= size:
+        return [(0, n_blocks, 0, n_blocks)]
+    step = size - overlap
+    starts = list(range(0, n_blocks - size, step)) + [n_blocks - size]
+    out = []
+    for i, start in enumerate(starts):
+        keep_from = 0 if i == 0 else (start + starts[i - 1] + size) // 2
+        keep_to = n_blocks if i == len(starts) - 1 else (starts[i + 1] + start + size) // 2
+        out.append((start, start + size, keep_from, keep_to))
+    return out
+
+
+def page_features(page: PageBlocks) -> BlockFeatures:
+    """Features of every block of ``page`` (block order)."""
+    blocks = page.blocks
+    texts = [b.text[:MAX_TEXT].lower() for b in blocks]
+    word_ids, word_owner, n_words = _word_hashes(texts)
+    char_ids, char_owner = _char_trigrams(texts)
+    # markup: the block's own class/id tokens, its ancestors' and its path's tags, each hashed apart
+    own_ids, own_owner, _ = _word_hashes([f"{b.tag} {b.classes} {b.element_id}"[:MAX_MARKUP].lower() for b in blocks], salt=3)
+    above_ids, above_owner, _ = _word_hashes([b.ancestor_names[:MAX_MARKUP].lower() for b in blocks], salt=5)
+    path_ids, path_owner, _ = _word_hashes([b.tag_path[-MAX_PATH:] for b in blocks], salt=7)
+    ids = np.concatenate([word_ids, char_ids, own_ids, above_ids, path_ids])
+    bags = np.concatenate([
+        word_owner * N_FIELDS + WORDS, char_owner * N_FIELDS + CHARS,
+        np.concatenate([own_owner, above_owner, path_owner]) * N_FIELDS + MARKUP,
+    ])  # fmt: skip
+    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=_dense(page, n_words))
+
+
+def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of the joined texts and, per code point, the index of its text (-1 on separators)."""
+    joined = _SEP.join(texts)
+    cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    owner = np.repeat(np.arange(len(texts)), [len(t) + 1 for t in texts])[: len(cps)]
+    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    ends = np.cumsum(lengths + 1) - 1  # positions of the separators
+    owner = owner.copy()
+    owner[ends[ends < len(cps)]] = -1
+    return cps, owner
+
+
+def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(word character, stand-alone character) masks: ASCII alnum/_ and non-punctuation letters; CJK alone."""
+    ascii_word = ((cps >= 48) & (cps <= 57)) | ((cps >= 97) & (cps <= 122)) | ((cps >= 65) & (cps <= 90)) | (cps == 95)
+    high = cps >= 0xC0
+    punct = (
+        ((cps >= 0x2000) & (cps <= 0x2BFF)) | ((cps >= 0x3000) & (cps <= 0x303F)) | ((cps >= 0xFE30) & (cps <= 0xFE4F))
+        | ((cps >= 0xFF00) & (cps <= 0xFF0F)) | ((cps >= 0xFF1A) & (cps <= 0xFF20)) | ((cps >= 0xFF3B) & (cps <= 0xFF40))
+        | ((cps >= 0xFF5B) & (cps <= 0xFF65)) | (cps == 0xD7) | (cps == 0xF7) | (cps >= 0x1F000)
+    )  # fmt: skip
+    alone = (
+        ((cps >= 0x3040) & (cps <= 0x30FF)) | ((cps >= 0x3400) & (cps <= 0x4DBF)) | ((cps >= 0x4E00) & (cps <= 0x9FFF))
+        | ((cps >= 0xAC00) & (cps <= 0xD7AF)) | ((cps >= 0xF900) & (cps <= 0xFAFF))
+    )  # fmt: skip
+    return ascii_word | (high & ~punct), alone
+
+
+def _finish(h: np.ndarray, salt: int) -> np.ndarray:
+    """Mix a raw uint64 hash with a field salt and fold it into ``1..BUCKETS-1`` (0 is never used)."""
+    with np.errstate(over="ignore"):
+        mixed = (h ^ _SALT[salt]) * _MIX
+    return (mixed >> np.uint64(40)) % np.uint64(BUCKETS - 1) + np.uint64(1)
+
+
+def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hashed words and word bigrams of each text: (ids, owning text, words per text)."""
+    n = len(texts)
+    empty = np.zeros(0, dtype=np.uint64)
+    if not n:
+        return empty, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    cps, owner = _codepoints(texts)
+    word, alone = _word_mask(cps)
+    word &= owner >= 0
+    prev_word = np.concatenate([[False], word[:-1]])
+    prev_alone = np.concatenate([[False], alone[:-1]])
+    start = word & (~prev_word | alone | prev_alone)
+    if not start.any():
+        return empty, np.zeros(0, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    token = np.cumsum(start) - 1  # token index of each character (valid where word)
+    pos_in_token = np.arange(len(cps)) - np.flatnonzero(start)[token]
+    idx = np.flatnonzero(word)
+    powers = _POLY ** np.minimum(pos_in_token[idx], 31).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        raw = np.zeros(int(token[-1]) + 1, dtype=np.uint64)
+        np.add.at(raw, token[idx], cps[idx] * powers)
+        tok_owner = owner[np.flatnonzero(start)]
+        same = tok_owner[1:] == tok_owner[:-1]
+        bigram = raw[:-1][same] * _CHAR_MUL[0] + raw[1:][same]
+    ids = np.concatenate([_finish(raw, salt), _finish(bigram, salt + 1)])
+    owners = np.concatenate([tok_owner, tok_owner[1:][same]]).astype(np.int64)
+    return ids, owners, np.bincount(tok_owner, minlength=n).astype(np.int64)
+
+
+def _char_trigrams(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Hashed character trigrams (whitespace runs count as one space) of each text."""
+    if not texts:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    cps, owner = _codepoints([" ".join(t.split()) for t in texts])
+    if len(cps) < 3:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    valid = (owner[:-2] >= 0) & (owner[:-2] == owner[2:]) & (owner[1:-1] >= 0)
+    with np.errstate(over="ignore"):
+        raw = cps[:-2] * _CHAR_MUL[0] + cps[1:-1] * _CHAR_MUL[1] + cps[2:] * _CHAR_MUL[2]
+    return _finish(raw[valid], 2), owner[:-2][valid].astype(np.int64)
+
+
+def _dense(page: PageBlocks, n_words: np.ndarray) -> np.ndarray:
+    blocks = page.blocks
+    n = len(blocks)
+    out = np.zeros((n, N_DENSE), dtype=np.float32)
+    if not n:
+        return out
+    chars = np.array([len(b.text) for b in blocks], dtype=np.float32)
+    links = np.array([b.link_text_length for b in blocks], dtype=np.float32)
+    html_len = np.array([len(b.html) for b in blocks], dtype=np.float32)
+    depth = np.array([b.depth for b in blocks], dtype=np.float32)
+    counts = _char_counts([b.text[:MAX_TEXT] for b in blocks])  # punct, end, digit, upper
+    safe = np.maximum(chars, 1.0)
+    words = n_words.astype(np.float32)
+    position = np.arange(n, dtype=np.float32) / max(n - 1, 1)
+    total_chars = float(chars.sum()) or 1.0
+    cum = (np.cumsum(chars) - chars / 2) / total_chars
+    columns = [
+        np.log1p(chars) / 6, np.log1p(words) / 5, np.minimum(links / safe, 1.0), np.log1p(links) / 6,
+        counts[:, 0] / safe * 10, counts[:, 0] / np.maximum(words, 1), counts[:, 1] / np.maximum(words, 1) * 5,
+        counts[:, 2] / safe * 5, counts[:, 3] / safe * 5, np.log1p(html_len / safe) / 3, depth / 20,
+        (depth - depth.mean()) / 10, position, cum, np.full(n, np.log1p(n) / 7, dtype=np.float32),
+        np.log1p(chars) / 6 - float(np.log1p(chars).mean()) / 6,
+        np.array([bool(_IMG.search(b.html)) for b in blocks], dtype=np.float32),
+        np.array([bool(_COPYRIGHT.search(b.text)) for b in blocks], dtype=np.float32),
+        np.array([b.text[-1:] in _SENTENCE_END and b.text != "" for b in blocks], dtype=np.float32),
+        np.array([len(b.classes.split()) + bool(b.element_id) for b in blocks], dtype=np.float32) / 5,
+    ]
+    out[:, :20] = np.stack(columns, axis=1)
+    col = 20
+    tag_col = np.array([_TAG_INDEX.get(b.tag, len(_TAGS)) for b in blocks])
+    out[np.arange(n), col + tag_col] = 1.0
+    col += len(_TAGS) + 1
+    type_col = np.array([_CONTENT_TYPES.index(b.content_type) if b.content_type in _CONTENT_TYPES else 0 for b in blocks])
+    out[np.arange(n), col + type_col] = 1.0
+    col += len(_CONTENT_TYPES)
+    for j, flag in enumerate(_PATH_FLAGS):
+        needle = f">{flag}>"
+        out[:, col + j] = [needle in f"{b.tag_path}>" for b in blocks]
+    return out
+
+
+def _char_counts(texts: list[str]) -> np.ndarray:
+    """Per text: punctuation marks, sentence ends, digits, upper-case letters (ASCII/Latin-1). ``[n, 4]``."""
+    cps, owner = _codepoints(texts)
+    keep = owner >= 0
+    cps, owner = cps[keep], owner[keep]
+    kinds = (
+        np.isin(cps, _PUNCT_CPS),
+        np.isin(cps, _SENTENCE_END_CPS),
+        (cps >= 48) & (cps <= 57),
+        ((cps >= 65) & (cps <= 90)) | ((cps >= 0xC0) & (cps <= 0xDE) & (cps != 0xD7)),
+    )
+    return np.stack([np.bincount(owner, weights=k, minlength=len(texts)) for k in kinds], axis=1).astype(np.float32)

@@ -1,0 +1,104 @@
+"""The built-in block model as a :class:`~extract_trt.runtime.labelers.Labeler` (ONNX Runtime, CPU).
+
+The model ships inside the package (``extract_trt/models/block-model/``: ``model.int8.onnx``,
+``model.onnx``, ``block-model.json`` and its model card). It labels all blocks of a page in one forward
+pass from the features of :mod:`extract_trt.runtime.features`; pages longer than ``WINDOW`` blocks are
+cut into overlapping windows and each block takes its prediction from the window where it is furthest
+from an edge. A block is main when p(main) reaches the threshold chosen at training time.
+
+Defaults are for one CPU core per process (``threads=1``; scale out with worker processes): int8
+weights, ORT's full graph optimisation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from extract_trt.runtime.errors import LabelerError
+from extract_trt.runtime.features import page_features, windows
+from extract_trt.runtime.types import Labels, PageBlocks
+
+__all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
+
+FEATURE_VERSION = 1  # bump when runtime/features.py changes what a model sees
+MANIFEST = "block-model.json"
+MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
+INPUTS = ("ids", "bags", "dense")
+WINDOW = 512  # blocks per forward pass
+OVERLAP = 64
+
+
+class ModelLoadError(LabelerError):
+    """A block-model directory is missing, incomplete, or made for other features."""
+
+
+def default_model_dir() -> Path:
+    """The model directory shipped in the package."""
+    return Path(str(resources.files("extract_trt") / "models" / "block-model"))
+
+
+class BlockModelLabeler:
+    """Labels blocks with the built-in block model (or another directory written by ``extract-trt train``).
+
+    Args:
+        model_dir: a directory with ``block-model.json`` and the ONNX files; default: the shipped model.
+        precision: ``"int8"`` (default, smaller and faster) or ``"fp32"``.
+        threads: ONNX Runtime intra-op threads (1: one core per process).
+        threshold: override the p(main) threshold stored with the model.
+    """
+
+    name = "block-model"
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        precision: str = "int8",
+        threads: int = 1,
+        threshold: float | None = None,
+    ) -> None:
+        directory = Path(model_dir) if model_dir is not None else default_model_dir()
+        manifest_path = directory / MANIFEST
+        if not manifest_path.is_file():
+            raise ModelLoadError(f"no {MANIFEST} in {directory}: not a block-model directory")
+        self.manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if self.manifest.get("feature_version") != FEATURE_VERSION:
+            raise ModelLoadError(
+                f"{directory} was trained on feature version {self.manifest.get('feature_version')}, "
+                f"this extract-trt computes version {FEATURE_VERSION}: retrain it with `extract-trt train`"
+            )
+        if precision not in MODEL_FILES:
+            raise ModelLoadError(f"precision must be one of {sorted(MODEL_FILES)}, got {precision!r}")
+        model_path = directory / self.manifest["files"][precision]
+        if not model_path.is_file():
+            raise ModelLoadError(f"missing model file {model_path}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self.threshold = float(threshold if threshold is not None else self.manifest["threshold"])
+        self.window = int(self.manifest.get("window", WINDOW))
+        self.overlap = int(self.manifest.get("overlap", OVERLAP))
+
+    def probabilities(self, page: PageBlocks) -> np.ndarray:
+        """p(main) per block of ``page``, float32."""
+        features = page_features(page)
+        logits = np.zeros(features.n_blocks, dtype=np.float32)
+        for start, stop, keep_from, keep_to in windows(features.n_blocks, self.window, self.overlap):
+            part = features.window(start, stop)
+            out = self.session.run(None, dict(zip(INPUTS, (part.ids, part.bags, part.dense))))[0]
+            logits[keep_from:keep_to] = out[keep_from - start : keep_to - start]
+        return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+
+    def label(self, pages: Sequence[PageBlocks]) -> list[Labels]:
+        out = []
+        for page in pages:
+            prob = self.probabilities(page) if len(page) else np.zeros(0, dtype=np.float32)
+            out.append(Labels(main=prob >= self.threshold, labeler=self.name, probability=prob))
+        return out

@@ -1,0 +1,58 @@
+"""Export the trained block model to ONNX (fp32) and an int8 variant, each verified against PyTorch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import torch
+from onnxruntime.quantization import QuantType, quantize_dynamic
+
+from extract_trt.runtime.features import BlockFeatures
+from extract_trt.runtime.labelers.block_model import INPUTS, MODEL_FILES
+from extract_trt.train.model import BlockModel
+
+__all__ = ["ExportMismatchError", "export_block_model"]
+
+OPSET = 17
+FP32_TOLERANCE = 1e-4  # max |logit| difference ONNX Runtime vs PyTorch
+INT8_MIN_AGREEMENT = 0.97  # int8 weights move logits a little; what matters is the labels
+
+
+class ExportMismatchError(RuntimeError):
+    """The exported graph does not compute what the PyTorch model computes."""
+
+
+def _run(path: Path, f: BlockFeatures) -> np.ndarray:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, dict(zip(INPUTS, (f.ids, f.bags, f.dense))))[0]
+
+
+def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) -> dict[str, str]:
+    """Write ``model.onnx`` and ``model.int8.onnx`` to ``out_dir``; returns ``{precision: file name}``.
+
+    Raises :class:`ExportMismatchError` when ONNX Runtime's fp32 logits differ from PyTorch's by more
+    than ``FP32_TOLERANCE`` on ``sample``, or int8 labels agree on fewer than ``INT8_MIN_AGREEMENT``.
+    """
+    model.eval()
+    inputs = (torch.from_numpy(sample.ids), torch.from_numpy(sample.bags), torch.from_numpy(sample.dense))
+    fp32 = out_dir / MODEL_FILES["fp32"]
+    int8 = out_dir / MODEL_FILES["int8"]
+    torch.onnx.export(
+        model, inputs, str(fp32), input_names=list(INPUTS), output_names=["logits"],
+        dynamic_axes={"ids": {0: "tokens"}, "bags": {0: "tokens"}, "dense": {0: "blocks"}, "logits": {0: "blocks"}},
+        opset_version=OPSET, dynamo=False,
+    )  # fmt: skip
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    got = _run(fp32, sample)
+    diff = float(np.abs(got - expected).max()) if len(expected) else 0.0
+    if diff > FP32_TOLERANCE:
+        raise ExportMismatchError(f"fp32 ONNX logits differ from PyTorch by {diff:.2e} > {FP32_TOLERANCE}")
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gather"])
+    quantized = _run(int8, sample)
+    agreement = float(np.mean((quantized > 0) == (expected > 0))) if len(expected) else 1.0
+    if agreement < INT8_MIN_AGREEMENT:
+        raise ExportMismatchError(f"int8 labels agree with fp32 on only {agreement:.1%} of the sample blocks")
+    return dict(MODEL_FILES)

@@ -1,0 +1,91 @@
+"""The built-in block model in PyTorch: hashed bags + layout numbers -> a small Transformer over blocks.
+
+One forward pass labels one window of a page (all its blocks at once, no batch axis): every block's three
+feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`) are pooled
+from one shared hashed embedding table (sum / sqrt(count)), joined with a projection of the dense layout
+numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers have no
+position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole page),
+and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
+Gather, ScatterND (add), MatMul, Conv, Softmax and LayerNormalization — fast on ORT CPU and supported by
+TensorRT's ONNX parser.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from extract_trt.runtime.features import BUCKETS, N_DENSE, N_FIELDS
+
+__all__ = ["BlockModel", "ModelConfig"]
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    buckets: int = BUCKETS
+    n_dense: int = N_DENSE
+    embed_dim: int = 64
+    width: int = 128
+    layers: int = 2
+    heads: int = 4
+    conv_kernel: int = 5
+    dropout: float = 0.1
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+class _EncoderLayer(nn.Module):
+    def __init__(self, width: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        self.heads = heads
+        self.head_dim = width // heads
+        self.scale = 1.0 / math.sqrt(self.head_dim)
+        self.norm1 = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.attn_out = nn.Linear(width, width)
+        self.norm2 = nn.LayerNorm(width)
+        self.ff = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(self.norm1(x)).reshape(-1, 3, self.heads, self.head_dim).permute(1, 2, 0, 3).unbind(0)
+        scores = torch.matmul(q, k.transpose(1, 2)) * self.scale  # [heads, n, n]
+        mixed = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(0, 1).reshape(-1, self.heads * self.head_dim)
+        x = x + self.drop(self.attn_out(mixed))
+        return x + self.drop(self.ff(self.norm2(x)))
+
+
+class BlockModel(nn.Module):
+    """``forward(ids [T], bags [T], dense [n, N_DENSE]) -> logits [n]`` (p(main) = sigmoid)."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        super().__init__()
+        cfg = config or ModelConfig()
+        self.config = cfg
+        self.table = nn.Embedding(cfg.buckets, cfg.embed_dim)
+        self.bag_proj = nn.Linear(N_FIELDS * cfg.embed_dim, cfg.width)
+        self.dense_proj = nn.Linear(cfg.n_dense, cfg.width)
+        self.conv = nn.Conv1d(cfg.width, cfg.width, cfg.conv_kernel, padding=cfg.conv_kernel // 2)
+        self.layers = nn.ModuleList(_EncoderLayer(cfg.width, cfg.heads, cfg.dropout) for _ in range(cfg.layers))
+        self.norm = nn.LayerNorm(cfg.width)
+        self.head = nn.Linear(cfg.width, 1)
+        self.drop = nn.Dropout(cfg.dropout)
+        nn.init.normal_(self.table.weight, std=0.1)
+
+    def forward(self, ids: torch.Tensor, bags: torch.Tensor, dense: torch.Tensor) -> torch.Tensor:
+        n = dense.shape[0]
+        dim = self.config.embed_dim
+        emb = self.table(ids)
+        # scatter_add exports as ScatterElements(reduction="add"); index_add's legacy export drops duplicates
+        sums = torch.zeros(n * N_FIELDS, dim, dtype=emb.dtype).scatter_add(0, bags.unsqueeze(1).expand(-1, dim), emb)
+        counts = torch.zeros(n * N_FIELDS, dtype=emb.dtype).scatter_add(0, bags, torch.ones_like(ids, dtype=emb.dtype))
+        pooled = (sums / torch.sqrt(counts.clamp(min=1.0)).unsqueeze(1)).reshape(n, N_FIELDS * dim)
+        x = nn.functional.gelu(self.bag_proj(self.drop(pooled)) + self.dense_proj(dense))
+        x = x + nn.functional.gelu(self.conv(x.t().unsqueeze(0))).squeeze(0).t()
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x)).squeeze(1)

@@ -1,0 +1,175 @@
+"""Train the built-in block model from the shared labeled pages and write its model directory.
+
+``train_block_model(data_dir, out_dir)`` runs the whole recipe with a fixed seed: build examples
+(:mod:`extract_trt.train.data`), train :class:`~extract_trt.train.model.BlockModel` on the training
+domains with AdamW and a linear warm-up/decay schedule, pick the decision threshold on the training
+pages, export fp32 and int8 ONNX (:mod:`extract_trt.train.export_onnx`), and write ``block-model.json``
+with the configuration and the validation figures. ``extract-trt train`` is the CLI for it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from extract_trt.runtime.features import BlockFeatures, windows
+from extract_trt.runtime.labelers.block_model import FEATURE_VERSION, MANIFEST, OVERLAP, WINDOW
+from extract_trt.train.align import IGNORE
+from extract_trt.train.data import Example, build_examples
+from extract_trt.train.export_onnx import export_block_model
+from extract_trt.train.model import BlockModel, ModelConfig
+
+__all__ = ["TrainConfig", "block_f1", "train_block_model"]
+
+DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 12
+    pages_per_step: int = 8
+    learning_rate: float = 2e-3
+    weight_decay: float = 0.01
+    warmup_share: float = 0.05
+    seed: int = 13
+    threads: int = 1
+    model: ModelConfig = field(default_factory=ModelConfig)
+    max_pages: int | None = None  # per dataset; small runs for tests
+
+
+def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.from_numpy(f.ids), torch.from_numpy(f.bags), torch.from_numpy(f.dense)
+
+
+def _crop(example: Example, rng: random.Random) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
+    """A random window of a long page (the model sees at most WINDOW blocks at inference too)."""
+    n = example.features.n_blocks
+    if n <= WINDOW:
+        return example.features, example.labels, example.weights
+    start = rng.randrange(0, n - WINDOW + 1)
+    stop = start + WINDOW
+    return example.features.window(start, stop), example.labels[start:stop], example.weights[start:stop]
+
+
+def predict(model: BlockModel, features: BlockFeatures, window: int = WINDOW, overlap: int = OVERLAP) -> np.ndarray:
+    """p(main) per block with the same windowing as the runtime labeler."""
+    model.eval()
+    out = np.zeros(features.n_blocks, dtype=np.float32)
+    with torch.no_grad():
+        for start, stop, keep_from, keep_to in windows(features.n_blocks, window, overlap):
+            logits = model(*_tensors(features.window(start, stop))).numpy()
+            out[keep_from:keep_to] = logits[keep_from - start : keep_to - start]
+    return 1.0 / (1.0 + np.exp(-out))
+
+
+def block_f1(examples: Sequence[Example], probabilities: Sequence[np.ndarray], threshold: float) -> float:
+    """Mean over pages of the F1 of main blocks, each block weighted by its loss weight (word-based)."""
+    scores = []
+    for ex, prob in zip(examples, probabilities):
+        known = ex.labels != IGNORE
+        truth = (ex.labels == 1) & known
+        pred = (prob >= threshold) & known
+        w = ex.weights
+        tp, fp, fn = w[truth & pred].sum(), w[~truth & pred].sum(), w[truth & ~pred].sum()
+        scores.append(1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores)) if scores else 0.0
+
+
+def _best_threshold(examples: Sequence[Example], probabilities: Sequence[np.ndarray]) -> float:
+    grid = np.round(np.arange(0.2, 0.71, 0.05), 2)
+    return float(max(grid, key=lambda t: block_f1(examples, probabilities, float(t))))
+
+
+def train_block_model(
+    data_dir: str | Path,
+    out_dir: str | Path,
+    config: TrainConfig | None = None,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Train, export and describe the block model; returns the manifest written to ``out_dir``."""
+    cfg = config or TrainConfig()
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    started = time.perf_counter()
+
+    examples: list[Example] = []
+    for name in DATASETS:
+        path = Path(data_dir) / name
+        for i, ex in enumerate(build_examples(path)):
+            if cfg.max_pages is not None and i >= cfg.max_pages:
+                break
+            examples.append(ex)
+    train = [e for e in examples if e.split == "train"]
+    val = [e for e in examples if e.split == "validation"]
+    log(f"examples: {len(train)} train / {len(val)} validation pages ({time.perf_counter() - started:.0f} s)")
+
+    model = BlockModel(cfg.model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+    steps = max(1, cfg.epochs * -(-len(train) // cfg.pages_per_step))
+    warmup = max(1, int(steps * cfg.warmup_share))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
+    )
+    rng = random.Random(cfg.seed)
+    history = []
+    for epoch in range(cfg.epochs):
+        model.train()
+        order = list(train)
+        rng.shuffle(order)
+        total = 0.0
+        for i in range(0, len(order), cfg.pages_per_step):
+            optimizer.zero_grad()
+            batch = order[i : i + cfg.pages_per_step]
+            weight_sum = sum(float(e.weights.sum()) for e in batch) or 1.0
+            for ex in batch:
+                features, labels, weights = _crop(ex, rng)
+                logits = model(*_tensors(features))
+                target = torch.from_numpy((labels == 1).astype(np.float32))
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    logits, target, weight=torch.from_numpy(weights), reduction="sum"
+                ) / weight_sum
+                loss.backward()
+                total += loss.item() * weight_sum
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+        val_f1 = block_f1(val, [predict(model, e.features) for e in val], 0.5)
+        history.append({"epoch": epoch + 1, "train_loss": total / max(1.0, sum(float(e.weights.sum()) for e in train)),
+                        "validation_block_f1": round(val_f1, 4)})  # fmt: skip
+        log(f"epoch {epoch + 1}/{cfg.epochs}: loss {history[-1]['train_loss']:.4f}, "
+            f"validation block F1 {val_f1:.4f} ({time.perf_counter() - started:.0f} s)")  # fmt: skip
+
+    threshold = _best_threshold(train, [predict(model, e.features) for e in train])
+    val_probs = [predict(model, e.features) for e in val]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = export_block_model(model, out, sample=val[0].features if val else train[0].features)
+    manifest = {
+        "name": "extract-trt-block-model",
+        "feature_version": FEATURE_VERSION,
+        "threshold": threshold,
+        "window": WINDOW,
+        "overlap": OVERLAP,
+        "files": files,
+        "model": cfg.model.as_dict(),
+        "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"}, "datasets": list(DATASETS),
+                     "train_pages": len(train), "validation_pages": len(val),
+                     "seconds": round(time.perf_counter() - started, 1)},  # fmt: skip
+        "validation": {
+            "block_f1": round(block_f1(val, val_probs, threshold), 4),
+            "history": history,
+            "ids": sorted(e.id for e in val),
+        },
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    log(f"wrote {out} (threshold {threshold}, validation block F1 {manifest['validation']['block_f1']})")
+    return manifest

@@ -1,0 +1,112 @@
+"""The built-in block model: small-data training, ONNX vs PyTorch, the shipped model on real pages."""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="training needs the train extra (torch)")
+
+from extract_trt import Extractor, simplify  # noqa: E402
+from extract_trt.runtime.errors import LabelerError  # noqa: E402
+from extract_trt.runtime.features import page_features  # noqa: E402
+from extract_trt.runtime.labelers import default_labeler, get_labeler  # noqa: E402
+from extract_trt.runtime.labelers.block_model import (  # noqa: E402
+    FEATURE_VERSION,
+    MANIFEST,
+    BlockModelLabeler,
+    ModelLoadError,
+)
+from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
+from extract_trt.train.data import split_of  # noqa: E402
+from extract_trt.train.export_onnx import export_block_model  # noqa: E402
+from extract_trt.train.model import BlockModel, ModelConfig  # noqa: E402
+from extract_trt.train.trainer import TrainConfig, predict, train_block_model  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TINY = ModelConfig(embed_dim=16, width=32, layers=1, heads=2, dropout=0.0)
+
+
+def _wcxb(n: int) -> list[dict]:
+    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        return [json.loads(line) for _, line in zip(range(n), f)]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("block-model")
+    log: list[str] = []
+    manifest = train_block_model(DATA, out, TrainConfig(epochs=3, max_pages=30, threads=1, model=TINY), log=log.append)
+    return out, manifest, log
+
+
+def test_alignment_labels_ground_truth_blocks():
+    page = simplify(
+        "<html><body><div class=\"menu\">Home News Sports</div><p>The committee approved the budget on Monday.</p>"
+        "<img src='x.png'><p>It takes effect next year after a final vote.</p><footer>Share this</footer></body></html>"
+    )
+    truth = "The committee approved the budget on Monday.\n\nIt takes effect next year after a final vote."
+    labels = align_labels(page, truth)
+    texts = [b.text for b in page.blocks]
+    assert labels.tolist() == [0, 1, IGNORE, 1, 0], texts
+    assert fill_ignored(labels).tolist() == [False, True, True, True, False]
+
+
+def test_training_writes_a_loadable_model(trained):
+    out, manifest, log = trained
+    assert (out / MANIFEST).is_file() and (out / "model.onnx").is_file() and (out / "model.int8.onnx").is_file()
+    assert manifest["training"]["train_pages"] > 0 and manifest["validation"]["ids"]
+    assert all(split_of(r["url"]) == "validation" for r in _wcxb(30) if r["id"] in manifest["validation"]["ids"])
+    losses = [h["train_loss"] for h in manifest["validation"]["history"]]
+    assert losses[-1] < losses[0]  # it learns
+    assert any("epoch 3/3" in line for line in log)
+    labeler = BlockModelLabeler(out, precision="fp32")
+    pages = [simplify(r["html"]) for r in _wcxb(3)]
+    for page, labels in zip(pages, labeler.label(pages)):
+        assert labels.main.shape == (len(page),) and labels.probability.dtype == np.float32
+
+
+def test_onnx_matches_pytorch_on_real_pages(tmp_path):
+    """The exported graph computes the PyTorch model, windowing included (small windows force several)."""
+    torch.manual_seed(0)
+    model = BlockModel(TINY).eval()
+    pages = [p for p in (simplify(r["html"]) for r in _wcxb(6)) if len(p)]
+    files = export_block_model(model, tmp_path, sample=page_features(pages[0]))
+    manifest = {"feature_version": FEATURE_VERSION, "threshold": 0.5, "window": 16, "overlap": 4, "files": files}
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    labeler = BlockModelLabeler(tmp_path, precision="fp32")
+    assert any(len(p) > 16 for p in pages)
+    for page in pages:
+        expected = predict(model, page_features(page), window=16, overlap=4)
+        assert np.abs(labeler.probabilities(page) - expected).max() < 1e-5
+
+
+def test_int8_agrees_with_fp32(trained):
+    out, _, _ = trained
+    pages = [simplify(r["html"]) for r in _wcxb(5)]
+    fp32 = BlockModelLabeler(out, precision="fp32").label(pages)
+    int8 = BlockModelLabeler(out, precision="int8").label(pages)
+    agree = np.concatenate([a.main == b.main for a, b in zip(fp32, int8)])
+    assert agree.mean() > 0.95
+
+
+def test_bad_model_directories_are_clear_errors(tmp_path, trained):
+    with pytest.raises(ModelLoadError, match="not a block-model directory"):
+        BlockModelLabeler(tmp_path)
+    out, manifest, _ = trained
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    (stale / MANIFEST).write_text(json.dumps({**manifest, "feature_version": 0}))
+    with pytest.raises(ModelLoadError, match="retrain"):
+        BlockModelLabeler(stale)
+    with pytest.raises(LabelerError, match="unknown labeler"):
+        get_labeler("no-such-labeler")
+
+
+def test_the_shipped_model_is_the_default():
+    labeler = default_labeler()
+    assert isinstance(labeler, BlockModelLabeler)
+    assert Extractor().labeler.name == "block-model"
+    assert Extractor(labeler="heuristic").labeler.name == "heuristic"

@@ -1,0 +1,79 @@
+"""Block features: deterministic hashing, field layout, scripts without spaces, windows."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from extract_trt import simplify
+from extract_trt.runtime.features import BUCKETS, N_DENSE, N_FIELDS, CHARS, MARKUP, WORDS, page_features, windows
+
+PAGE = """<html><body><nav class="main-menu"><a href="/">Home</a> <a href="/about">About us</a></nav>
+<article id="post"><h1>Night trains return</h1><p>Night trains are coming back to Europe, with new routes
+opening every year. Operators say demand is strong.</p><p>東京から大阪まで新幹線で行きました。</p></article>
+<footer>© 2024 Example Corp. All rights reserved.</footer></body></html>"""
+
+
+def test_fields_and_ranges():
+    page = simplify(PAGE)
+    f = page_features(page)
+    n = len(page)
+    assert f.dense.shape == (n, N_DENSE) and f.dense.dtype == np.float32
+    assert f.ids.dtype == np.int64 and f.bags.dtype == np.int64 and len(f.ids) == len(f.bags)
+    assert f.ids.min() >= 1 and f.ids.max() < BUCKETS  # row 0 is never used
+    assert f.bags.min() >= 0 and f.bags.max() < n * N_FIELDS
+    per_block = np.bincount(f.bags, minlength=n * N_FIELDS).reshape(n, N_FIELDS)
+    texts = [b.text for b in page.blocks]
+    for i, text in enumerate(texts):
+        assert (per_block[i, WORDS] > 0) == bool(text.strip())
+        assert per_block[i, MARKUP] > 0  # every block has at least its tag
+    paragraph = texts.index(next(t for t in texts if t.startswith("Night trains are")))
+    assert per_block[paragraph, CHARS] == len(" ".join(texts[paragraph].split())) - 2
+
+
+def test_cjk_characters_are_words():
+    page = simplify("<html><body><p>東京から大阪</p><p>Tokyo Osaka</p></body></html>")
+    f = page_features(page)
+    words = np.bincount(f.bags[f.bags % N_FIELDS == WORDS] // N_FIELDS, minlength=2)
+    assert words[0] == 6 + 5  # six characters, five bigrams
+    assert words[1] == 2 + 1
+
+
+def test_same_text_same_ids_and_case_folding():
+    a = page_features(simplify("<html><body><p>Alpha beta gamma.</p></body></html>"))
+    b = page_features(simplify("<html><body><p>ALPHA Beta gamma.</p></body></html>"))
+    word_a = a.ids[a.bags % N_FIELDS == WORDS]
+    word_b = b.ids[b.bags % N_FIELDS == WORDS]
+    assert np.array_equal(word_a, word_b)
+
+
+def test_hashes_do_not_depend_on_the_process():
+    """Python's str hash is salted per process; the shipped model needs the same ids everywhere."""
+    code = (
+        "from extract_trt import simplify; from extract_trt.runtime.features import page_features;"
+        f"print(page_features(simplify({PAGE!r})).ids.tolist())"
+    )
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}  # fmt: skip
+    assert len(runs) == 1
+    assert runs.pop().strip() == str(page_features(simplify(PAGE)).ids.tolist())
+
+
+@pytest.mark.parametrize("n,size,overlap", [(0, 8, 2), (5, 8, 2), (8, 8, 2), (9, 8, 2), (100, 16, 4), (1000, 512, 64)])
+def test_windows_cover_every_block_once(n, size, overlap):
+    taken = np.zeros(n, dtype=int)
+    for start, stop, keep_from, keep_to in windows(n, size, overlap):
+        assert 0 <= start <= keep_from <= keep_to <= stop <= n and stop - start <= size
+        taken[keep_from:keep_to] += 1
+    assert (taken == 1).all()
+
+
+def test_window_slices_features_like_a_smaller_page():
+    page = simplify(PAGE)
+    f = page_features(page)
+    part = f.window(1, 3)
+    assert part.n_blocks == 2
+    assert np.array_equal(part.dense, f.dense[1:3])
+    keep = (f.bags >= N_FIELDS) & (f.bags < 3 * N_FIELDS)
+    assert np.array_equal(part.ids, f.ids[keep]) and np.array_equal(part.bags, f.bags[keep] - N_FIELDS)
