@@ -8,6 +8,12 @@ Rules, first match wins:
    ``<meta charset=…>``, ``<meta http-equiv="Content-Type" content="…; charset=…">`` (any ``<meta …charset=…>``),
    else an XML declaration ``<?xml … encoding="…"?>``. As in the WHATWG spec, a ``utf-16``/``utf-32``
    label found *inside* the document means UTF-8 (an ASCII-readable declaration cannot be UTF-16).
+
+   Exception, **mislabelled UTF-8**: when the declaration (header or document) names another charset but
+   the bytes hold non-ASCII and are valid UTF-8, they are UTF-8. Browsers would show mojibake; for a
+   corpus the UTF-8 reading is right: legacy-encoded text (Cyrillic, CJK, accented Latin) is valid UTF-8
+   by chance only in a few bytes, while an ``ISO-8859-1`` server default in front of a UTF-8 CMS is
+   common.
 4. **Valid UTF-8.** If the bytes decode as strict UTF-8, they are UTF-8 (pure ASCII included).
 5. **Detector.** charset-normalizer's best guess (``from_bytes(data).best()``).
 6. **Last resort.** UTF-8 with ``errors="replace"`` (U+FFFD for each bad byte); the only lossy rule.
@@ -181,9 +187,15 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
             text = _try_decode(data[len(bom) :], codec)
             break
     if text is None:
-        text = _try_decode(data, _header_charset(content_type))
-    if text is None:
-        text = _try_decode(data, _document_charset(data[:_SNIFF_BYTES]))
+        header = _header_charset(content_type)
+        document = _document_charset(data[:_SNIFF_BYTES])
+        declared = header or document
+        if declared is not None and declared != "utf-8" and not data.isascii():
+            text = _try_decode(data, "utf-8")  # mislabelled UTF-8 (rules 2-3, exception)
+        if text is None:
+            text = _try_decode(data, header)
+        if text is None:
+            text = _try_decode(data, document)
     if text is None:
         text = _try_decode(data, "utf-8")
     if text is None:

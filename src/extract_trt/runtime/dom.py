@@ -51,6 +51,9 @@ ALLOW_PCDATA = frozenset(
     }
 )  # fmt: skip (measured on lxml 6.1 / libxml2 2.14)
 _HTML_SPACE = " \t\n\r\x0c"
+# Template content is parsed again from its serialization, which includes the templates inside it, so
+# nested templates cost quadratic time (5,000 nested <template> took 30 s). Deeper ones stay empty.
+MAX_TEMPLATE_NESTING = 8
 
 
 class Node:
@@ -99,9 +102,10 @@ def parse(html: str) -> Node:
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
     count = 0
-    work: list[tuple[LexborNode | None, Node]] = [(lex_root.child, root)]
+    # (first Lexbor sibling to convert, parent Node, number of <template>s around it)
+    work: list[tuple[LexborNode | None, Node, int]] = [(lex_root.child, root, 0)]
     while work:
-        lex, parent = work.pop()
+        lex, parent, templates = work.pop()
         kids = parent.children
         while lex is not None:
             tag = lex.tag
@@ -126,11 +130,14 @@ def parse(html: str) -> Node:
                 elif el.tag in ("svg", "math"):
                     foreign.append((lex, el))
                 child = lex.child
-                if child is None and el.tag == "template":
-                    child = _template_content(lex, keep_alive)
+                inner = templates
+                if el.tag == "template":
+                    inner += 1
+                    if child is None and inner <= MAX_TEMPLATE_NESTING:
+                        child = _template_content(lex, keep_alive)
                 if child is not None:
-                    work.append((lex.next, parent))
-                    work.append((child, el))
+                    work.append((lex.next, parent, templates))
+                    work.append((child, el, inner))
                     break
             lex = lex.next
     for lex, el in foreign:

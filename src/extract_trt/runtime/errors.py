@@ -9,8 +9,24 @@ class DecodeError(ExtractError):
     """Bytes could not be turned into text by the documented charset rules."""
 
 
-class InputTooLargeError(ExtractError):
+class LimitExceededError(ExtractError):
+    """The page exceeds one of the configured limits (see :mod:`extract_trt.runtime.limits`)."""
+
+
+class InputTooLargeError(LimitExceededError):
     """The page exceeds a configured size limit."""
+
+
+class NestingTooDeepError(LimitExceededError):
+    """The page nests elements so deeply that parsing it would take too long (a pre-parse tag scan)."""
+
+
+class TooManyBlocksError(LimitExceededError):
+    """The page segments into more blocks than the configured maximum."""
+
+
+class TimeBudgetExceededError(LimitExceededError):
+    """The page took longer than its time budget (or its worker process was killed for it)."""
 
 
 class SimplifyError(ExtractError):
@@ -23,3 +39,7 @@ class LabelerError(ExtractError):
 
 class InputFormatError(ExtractError):
     """An input record or file is not in a supported format."""
+
+
+class WorkerCrashError(ExtractError):
+    """A worker process died while it held this page, on the first try and on the retry."""

@@ -51,7 +51,7 @@ not HTML responses).
 
 Checks applied to every page before extraction (error record instead of ``html``): empty or
 whitespace-only content; content that looks binary (a NUL byte, or more than 10 % control bytes, in the
-first 8 KiB — UTF-16/32 text with a BOM is exempt); more than ``max_bytes`` bytes (default 64 MiB,
+first 8 KiB — UTF-16/32 text with a BOM is exempt); more than ``max_bytes`` bytes (default 20 MiB,
 :class:`~extract_trt.runtime.errors.InputTooLargeError`).
 
 Outputs
@@ -109,7 +109,7 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.zst")
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # see runtime/limits.py
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF = 512

@@ -15,16 +15,23 @@ import html as _html
 import re
 
 from extract_trt.runtime.dom import Node, iter_tree, serialize
+from extract_trt.runtime.sanitize import sanitize_tree
 from extract_trt.runtime.simplify import WRAPPER_TAG
 from extract_trt.runtime.types import Labels, PageBlocks
 
 _URL_ATTR = re.compile(r'(href="|src=")(.*?)(")', re.IGNORECASE | re.DOTALL)
 _ABSOLUTE = ("http://", "https://", "ftp://", "HTTP://", "HTTPS://", "FTP://", "//")
 _UNWRAP = frozenset({WRAPPER_TAG})
+_BREAKOUT = str.maketrans({'"': "%22", "<": "%3C", ">": "%3E"})
 
 
-def reconstruct(page: PageBlocks, labels: Labels) -> str:
-    """Main HTML of ``page`` for ``labels`` (one bool per block, block order)."""
+def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> str:
+    """Main HTML of ``page`` for ``labels`` (one bool per block, block order).
+
+    ``sanitize`` removes active content (:mod:`extract_trt.runtime.sanitize`) from the kept part of the
+    tree, in place, and unescapes URLs without letting them break out of their attribute; without it the
+    output is the reference's, byte for byte.
+    """
     _as_libxml2_rereads(page.page_map)
     id_nodes = page.page_map.id_nodes
     keep: set[Node] = set()
@@ -41,7 +48,11 @@ def reconstruct(page: PageBlocks, labels: Labels) -> str:
     profile = page.page_map.profile
     if keep and profile.recall_line_breaks:
         _recall_line_breaks(root, keep)
+    if sanitize:
+        sanitize_tree(root, keep)
     html = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
+    if sanitize:  # never the whole-page unescape: it would turn escaped text into markup
+        return _unescape_urls(html, keep_closed=True)
     return _html.unescape(html) if profile.unescape_all else _unescape_urls(html)
 
 
@@ -81,11 +92,14 @@ def _recall_line_breaks(root: Node, keep: set[Node]) -> None:
         previous = node
 
 
-def _unescape_urls(html: str) -> str:
+def _unescape_urls(html: str, *, keep_closed: bool = False) -> str:
+    # keep_closed (sanitised output): an unescaped "&quot;" must not close the attribute, nor "&lt;" open
+    # a tag inside raw-text parents, so those three characters are percent-encoded instead.
     def unescape(match: re.Match[str]) -> str:
         url = match.group(2)
         if url.startswith(_ABSOLUTE):
-            return f"{match.group(1)}{_html.unescape(url)}{match.group(3)}"
+            url = _html.unescape(url)
+            return f"{match.group(1)}{url.translate(_BREAKOUT) if keep_closed else url}{match.group(3)}"
         return match.group(0)
 
     return _URL_ATTR.sub(unescape, html)

@@ -1,0 +1,189 @@
+"""Per-page limits that keep hostile input bounded in time and memory, and how they are enforced.
+
+Every limit is an :class:`~extract_trt.runtime.extractor.Extractor` option (``None`` switches it off) and
+every breach becomes that page's ``Result.error`` (a :class:`~extract_trt.runtime.errors.LimitExceededError`
+subclass); the other pages of the batch are not affected. Checked in this order:
+
+1. **Size** (``max_bytes``, default :data:`~extract_trt.runtime.io.DEFAULT_MAX_BYTES` = 20 MiB): a larger
+   page is rejected before it is decoded (``InputTooLargeError``), never truncated — a truncated page
+   would silently lose its end. Readers (:func:`~extract_trt.runtime.io.iter_records`) apply the same rule
+   and never read more than ``max_bytes + 1`` bytes of an HTML file.
+2. **Nesting** (``max_parser_work``, default :data:`DEFAULT_MAX_PARSER_WORK`): Lexbor's tree builder walks
+   the stack of open elements for every block-level start tag and for every end tag that does not close
+   the current element, so its time grows with *depth × tags*: 100,000 nested ``<div>`` take ~30 s,
+   100,000 nested ``<span>`` 0.06 s. That parse is one C call that no timer can interrupt, so the cost
+   is estimated *before* parsing by :func:`check_nesting` (a regex tag scan that tracks the open
+   elements and adds the depth at each such tag) and a page whose estimate exceeds the limit is rejected
+   (``NestingTooDeepError``). The default, 10⁸ steps, is about 14,000 nested ``<div>`` (~1 s of
+   parsing); the 1,497 WCXB pages estimate at most 6.5·10⁶ (their DOMs are at most 55 levels deep). A
+   page with at most ``sqrt(2 · max_parser_work)`` (≈ 14,000) ``<`` characters cannot exceed the limit
+   and is not scanned.
+   Everything after the parse is iterative, so depth itself is never an error (no recursion).
+3. **Blocks** (``max_blocks``, default :data:`DEFAULT_MAX_BLOCKS` = 100,000; the largest shared page has
+   3,112): more blocks than that → ``TooManyBlocksError`` (labelling cost grows with the block count).
+4. **Time** (``time_budget``, default :data:`DEFAULT_TIME_BUDGET` = 30 s per page) covers the page's own
+   stages: decode + nesting scan + simplify, then reconstruct + convert with what is left (batched
+   labelling is shared by the pages of a batch and not counted). A page that used more than half of its
+   budget before labelling is labelled by the heuristic labeler instead of the configured one
+   (``Result.labeler`` says ``heuristic (fallback)``), within the remaining budget. Running out of time
+   in a stage gives ``TimeBudgetExceededError``.
+
+   Enforcement: on the main thread of a POSIX process (the CLI, the batch workers, most scripts) a stage
+   runs under a ``SIGALRM`` timer (:func:`run_within`) that interrupts it as soon as Python code runs again;
+   elsewhere (other threads, Windows, a caller that uses ``SIGALRM`` itself) the time is checked when the
+   stage returns. A hang inside one C call is caught by the worker pool of
+   :mod:`extract_trt.runtime.batch`, which kills a worker that holds a page past ``page_timeout``.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from extract_trt.runtime.errors import NestingTooDeepError, TimeBudgetExceededError
+
+__all__ = [
+    "DEFAULT_MAX_BLOCKS",
+    "DEFAULT_MAX_PARSER_WORK",
+    "DEFAULT_TIME_BUDGET",
+    "check_nesting",
+    "parser_work",
+    "run_within",
+]
+
+DEFAULT_MAX_BLOCKS = 100_000
+DEFAULT_MAX_PARSER_WORK = 100_000_000
+DEFAULT_TIME_BUDGET = 30.0
+
+T = TypeVar("T")
+
+# ── nesting scan ────────────────────────────────────────────────────────────────
+
+_TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
+# Raw text the parser does not read as tags.
+_RAW = re.compile(r"<!--.*?-->|<(script|style|textarea|title|xmp)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_VOID = frozenset(
+    {"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image", "img", "input",
+     "keygen", "link", "meta", "param", "source", "track", "wbr"}
+)  # fmt: skip
+# Start tags for which the HTML5 tree builder looks for an open <p> (or <li>, <dd>, <dt>) down the stack.
+_SCOPE_WALKING = frozenset(
+    {"address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl", "fieldset",
+     "figcaption", "figure", "footer", "header", "hgroup", "main", "menu", "nav", "ol", "p", "search", "section",
+     "summary", "ul", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "listing", "form", "plaintext", "table", "hr",
+     "xmp", "li", "dd", "dt"}
+)  # fmt: skip
+# Elements that an identical start tag closes (so they do not nest).
+_SELF_CLOSING = frozenset({"p", "li", "dd", "dt", "option", "tr", "td", "th", "a", "button", "form", "nobr"})
+_END_SEARCH = 32  # how far down the stack the scan itself looks for an end tag's element
+
+
+def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
+    """Estimate Lexbor's tree-building steps for ``html``: ``(steps, deepest nesting seen)``.
+
+    The scan counts, for every block-level start tag and every end tag that does not close the current
+    element, the number of elements open at that point. It is approximate (no full HTML5 insertion
+    modes) and errs high. With ``stop_above`` it returns as soon as the count exceeds it.
+    """
+    html = _RAW.sub("", html)
+    stack: list[str] = []
+    push, pop = stack.append, stack.pop
+    steps = deepest = 0
+    for match in _TAG.finditer(html):
+        name = match.group(2).lower()
+        if match.group(1):  # end tag
+            if stack and stack[-1] == name:
+                pop()
+                continue
+            steps += len(stack)
+            for i in range(len(stack) - 1, max(-1, len(stack) - 1 - _END_SEARCH), -1):
+                if stack[i] == name:
+                    del stack[i:]
+                    break
+        elif name not in _VOID:
+            if stack and stack[-1] == name and name in _SELF_CLOSING:
+                pop()
+            if name in _SCOPE_WALKING:
+                if stack and stack[-1] == "p":
+                    pop()
+                steps += len(stack)
+            push(name)
+            if len(stack) > deepest:
+                deepest = len(stack)
+        else:
+            continue
+        if stop_above is not None and steps > stop_above:
+            break
+    return steps, deepest
+
+
+def check_nesting(html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK) -> NestingTooDeepError | None:
+    """The error for a page whose estimated parse work exceeds ``max_work`` (rule 2), else ``None``."""
+    if max_work is None or html.count("<") ** 2 <= 2 * max_work:
+        return None
+    steps, deepest = parser_work(html, stop_above=max_work)
+    if steps <= max_work:
+        return None
+    return NestingTooDeepError(
+        f"elements nest too deeply to parse in bounded time: over {max_work:,} tree-building steps estimated "
+        f"(open elements reach {deepest:,} before the scan stops; limit max_parser_work)"
+    )
+
+
+# ── time budget ─────────────────────────────────────────────────────────────────
+
+
+class _Expired(BaseException):
+    """Raised by the alarm handler. A BaseException, so no ``except Exception`` in a stage swallows it."""
+
+
+_armed = False  # only the main thread arms the alarm, so a module flag is enough
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    if _armed:
+        raise _Expired
+
+
+def _alarm_usable() -> bool:
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None):
+        return False  # someone else's handler (or ours, nested): do not take it over
+    return signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def run_within(seconds: float | None, stage: str, fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)``, stopped with :class:`TimeBudgetExceededError` after ``seconds`` (``None``: no limit).
+
+    Interrupted by ``SIGALRM`` where that is usable (see the module docstring), else checked on return.
+    """
+    global _armed
+    if seconds is None:
+        return fn(*args)
+    if seconds <= 0:
+        raise TimeBudgetExceededError(f"no time left in the page's budget for {stage}")
+    if not _alarm_usable():
+        start = time.perf_counter()
+        out = fn(*args)
+        if time.perf_counter() - start > seconds:
+            raise TimeBudgetExceededError(f"{stage} took more than {seconds:.3g} s")
+        return out
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        _armed = True
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return fn(*args)
+        finally:
+            _armed = False  # an alarm after this point is ignored by the handler
+    except _Expired:
+        raise TimeBudgetExceededError(f"{stage} took more than {seconds:.3g} s (stopped)") from None
+    finally:
+        _armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

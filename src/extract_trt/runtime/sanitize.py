@@ -1,0 +1,192 @@
+"""Sanitised output: main HTML and Markdown without active content (the default; see ``keep_markup``).
+
+Main HTML (:func:`sanitize_tree`, applied by :func:`~extract_trt.runtime.reconstruct.reconstruct` to the
+kept part of the page tree just before it is serialised, so the reference serialisation is unchanged
+elsewhere):
+
+* **Elements removed with their content** (their tail text stays, so no surrounding text is lost):
+  :data:`DROPPED_ELEMENTS` — ``script style iframe frame frameset object embed applet param base link meta``
+  ``portal fencedframe noembed`` and SVG's animation/event elements (``animate set animatemotion``
+  ``animatetransform animatecolor handler listener``), which can rewrite ``href`` to ``javascript:``.
+* **Attributes removed**: every ``on*`` event handler; ``srcdoc``; the pipeline's own marks ``_item_id``
+  and ``cc-block-type`` when the *input* carries them (the real marks are written from the tree, so every
+  ``_item_id`` in sanitised output is a real block id); a URL attribute (:data:`URL_ATTRS`, ``*:href``,
+  ``srcset``) whose scheme is ``javascript:``, ``vbscript:``, ``livescript:``, ``mocha:`` or ``data:``
+  — except ``data:image/…`` in ``src``/``srcset``/``poster`` (an inert image); a ``style`` with
+  ``expression(``, ``javascript:``, ``vbscript:``, ``-moz-binding``, ``behavior:`` or a CSS escape.
+  Schemes are read as browsers read them: entities already decoded by the parser, ASCII whitespace and
+  control characters removed anywhere, case ignored.
+* The serializer escapes ``<``, ``>`` and ``&`` in text and attribute values, so no text can turn into
+  markup when the output is parsed again (comments are never kept). Reconstruction's reference quirks
+  that *unescape* serialised HTML (entities inside absolute URLs; the Dripper v1.0 profile's whole-page
+  unescape) are replaced by an unescape of URLs only that percent-encodes the ``"``, ``<`` and ``>`` it
+  produces (an ``&quot;`` in a URL must not close the attribute).
+
+Markdown (:func:`sanitize_markdown`, applied to the html2text output): text that a Markdown renderer
+would turn into active content is neutralised outside code spans and fenced code — ``<`` before a
+letter, ``/``, ``!`` or ``?`` is escaped (raw HTML, autolinks), and an inline link ``](…)`` or a link
+reference definition whose destination has an unsafe scheme is broken with a backslash. Plain text has
+no active content.
+"""
+
+from __future__ import annotations
+
+import re
+
+from extract_trt.runtime.dom import Node
+
+__all__ = ["DROPPED_ELEMENTS", "URL_ATTRS", "is_unsafe_url", "sanitize_markdown", "sanitize_tree"]
+
+DROPPED_ELEMENTS = frozenset(
+    {"script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "param", "base", "link",
+     "meta", "portal", "fencedframe", "noembed", "animate", "set", "animatemotion", "animatetransform",
+     "animatecolor", "handler", "listener"}
+)  # fmt: skip
+URL_ATTRS = frozenset(
+    {"href", "src", "action", "formaction", "background", "cite", "codebase", "data", "dynsrc", "lowsrc",
+     "longdesc", "manifest", "ping", "poster", "profile", "usemap", "classid", "archive", "icon", "xml:base"}
+)  # fmt: skip
+_SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
+_IMAGE_ATTRS = frozenset({"src", "srcset", "imagesrcset", "poster"})
+_DROPPED_ATTRS = frozenset({"srcdoc", "_item_id", "cc-block-type"})
+_SCRIPT_SCHEMES = ("javascript:", "vbscript:", "livescript:", "mocha:")
+_IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
+_UNSAFE_CSS = re.compile(r"expression\(|javascript:|vbscript:|-moz-binding|behavior:|\\")
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+def is_unsafe_url(value: str, attr: str = "href") -> bool:
+    """Whether a URL attribute value would run script (or load a non-image ``data:`` document)."""
+    url = _IGNORED_IN_URL.sub("", value).lower()
+    if url.startswith(_SCRIPT_SCHEMES):
+        return True
+    if url.startswith("data:"):
+        return not (attr in _IMAGE_ATTRS and url.startswith("data:image/"))
+    return False
+
+
+def _unsafe_attr(name: str, value: str) -> bool:
+    if name.startswith("on") or name in _DROPPED_ATTRS:
+        return True
+    if name in URL_ATTRS or name.endswith(":href"):
+        return is_unsafe_url(value, name)
+    if name in _SRCSET_ATTRS:
+        return any(is_unsafe_url(candidate.strip(), name) for candidate in value.split(","))
+    if name == "style":
+        return bool(_UNSAFE_CSS.search(_IGNORED_IN_URL.sub("", _CSS_COMMENT.sub("", value)).lower()))
+    return False
+
+
+def _safe_attrs(attrs: dict[str, str]) -> dict[str, str] | None:
+    """``attrs`` without the unsafe ones, or ``None`` when all are safe (the common case: no copy)."""
+    bad = [name for name, value in attrs.items() if _unsafe_attr(name, value)]
+    if not bad:
+        return None
+    return {name: value for name, value in attrs.items() if name not in bad}
+
+
+def sanitize_tree(root: Node, keep: set[Node] | None = None) -> None:
+    """Remove active content, in place, from ``root`` and the descendants in ``keep`` (all when ``None``).
+
+    Only the original-tree fields (``children``/``text``/``tail``/``attrs``) change. Elements outside
+    ``keep`` are left alone: the serializer drops them anyway.
+    """
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.attrs:
+            cleaned = _safe_attrs(node.attrs)
+            if cleaned is not None:
+                node.attrs = cleaned
+        kids = node.children
+        if not kids:
+            continue
+        if any(kid.tag in DROPPED_ELEMENTS and (keep is None or kid in keep) for kid in kids):
+            kids = node.children = _without_dropped(node, kids, keep)
+        stack.extend(kid for kid in kids if keep is None or kid in keep)
+
+
+def _without_dropped(parent: Node, kids: list[Node], keep: set[Node] | None) -> list[Node]:
+    # A dropped element's tail is content: it moves to the previous *kept* sibling (unkept siblings are
+    # not written, and their tails with them), else to the parent's text.
+    out: list[Node] = []
+    previous: Node | None = None
+    for kid in kids:
+        kept = keep is None or kid in keep
+        if kept and kid.tag in DROPPED_ELEMENTS:
+            if kid.tail:
+                if previous is not None:
+                    previous.tail = (previous.tail or "") + kid.tail
+                else:
+                    parent.text = (parent.text or "") + kid.tail
+            continue
+        out.append(kid)
+        if kept:
+            previous = kid
+    return out
+
+
+# ── Markdown ────────────────────────────────────────────────────────────────────
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_INLINE_DEST = re.compile(r"\]\(\s*<?")
+_REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]]*)\]:[ \t]*<?")
+
+
+def _unsafe_destination(text: str) -> bool:
+    head = _IGNORED_IN_URL.sub("", text[:64]).lower()
+    if head.startswith(_SCRIPT_SCHEMES):
+        return True
+    return head.startswith("data:") and not head.startswith("data:image/")
+
+
+def _neutralise(segment: str) -> str:
+    segment = _TAG_START.sub(r"\\<", segment)
+    if "](" not in segment:
+        return segment
+    out: list[str] = []
+    last = 0
+    for match in _INLINE_DEST.finditer(segment):
+        if _unsafe_destination(segment[match.end() :]):
+            out.append(segment[last : match.start()] + "]\\(")
+            last = match.start() + 2
+    out.append(segment[last:])
+    return "".join(out)
+
+
+def _sanitize_line(line: str) -> str:
+    definition = _REF_DEFINITION.match(line)
+    if definition and _unsafe_destination(line[definition.end() :]):
+        line = f"{definition.group(1)}\\{line[len(definition.group(1)) :]}"
+    if "`" not in line:
+        return _neutralise(line)
+    out: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(line):
+        out.append(_neutralise(line[last : span.start()]))
+        out.append(span.group(0))
+        last = span.end()
+    out.append(_neutralise(line[last:]))
+    return "".join(out)
+
+
+def sanitize_markdown(markdown: str) -> str:
+    """``markdown`` with raw HTML, autolinks and unsafe link destinations neutralised (module docstring)."""
+    if "<" not in markdown and "](" not in markdown and "]:" not in markdown:
+        return markdown
+    out: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        marker = _FENCE.match(line)
+        if fence is not None:
+            if marker and marker.group(1) == fence:
+                fence = None
+            out.append(line)
+        elif marker:
+            fence = marker.group(1)
+            out.append(line)
+        else:
+            out.append(_sanitize_line(line))
+    return "\n".join(out)
