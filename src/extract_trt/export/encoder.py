@@ -24,6 +24,7 @@ import datetime as dt
 import logging
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,9 +290,11 @@ def _onnx_export(model, model_type: str, tmp: Path, opset: int) -> tuple[Path, s
     if task not in supported:
         custom = {"model": _encoder_onnx_config()(model.config, task=task)}
     try:
-        onnx_export_from_model(
-            model, tmp, task=task, opset=opset, custom_onnx_configs=custom, do_validation=False, no_post_process=True
-        )
+        with warnings.catch_warnings():  # tracer notes about shape-dependent Python values; verified below
+            warnings.simplefilter("ignore")
+            onnx_export_from_model(
+                model, tmp, task=task, opset=opset, custom_onnx_configs=custom, do_validation=False, no_post_process=True
+            )
     except Exception as exc:
         raise ExportError(f"Optimum could not export {model_type}: {type(exc).__name__}: {exc}") from exc
     path = tmp / "model.onnx"

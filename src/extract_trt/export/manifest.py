@@ -131,6 +131,8 @@ class ModelManifest:
         if self.task == "token-classification":
             if self.sep_token_id is None:
                 raise ManifestError("a token-classification model needs sep_token_id (the <|sep|> block marker)")
+            if self.sep_token_id in (self.pad_token_id, self.bos_token_id, self.eos_token_id):
+                raise ManifestError(f"sep_token_id {self.sep_token_id} is also the pad/BOS/EOS id; blocks could not be told apart")
             if self.main_label_id not in self.label_map:
                 raise ManifestError(f"main_label_id {self.main_label_id} is not in label_map {self.label_map}")
             if len(self.label_map) < 2:
