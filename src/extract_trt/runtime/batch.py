@@ -7,29 +7,46 @@ Rules:
   ``error`` (it could not be read) is not extracted; its Result has that error and the record's id/url.
 * ``workers <= 1``: the extractor runs in this process (``Extractor.extract_many``, labeler batches of
   ``batch_size``).
-* ``workers > 1``: a ``multiprocessing`` pool with the **spawn** start method (safe with threaded
-  runtimes such as ONNX Runtime, and on every OS); each worker builds its own Extractor once, in the
-  pool initializer, from ``extractor_kwargs`` (which must be picklable). Records are sent in chunks of
-  ``batch_size`` (one chunk = one labeler batch) through ``Pool.imap`` (chunksize 1), which keeps the
-  input order. At most ``4 × workers`` chunks are in flight, so memory stays bounded on huge inputs
-  (plain ``imap`` would read the whole input ahead). If a worker raises on a chunk, every record of
-  that chunk gets an ``ExtractError`` result; the run continues.
+* ``workers > 1``: worker processes started with the **spawn** method (safe with threaded runtimes such
+  as ONNX Runtime, and on every OS); each builds its own Extractor once from ``extractor_kwargs`` (which
+  must be picklable) and reports ready. Records go out in chunks of ``batch_size`` (one chunk = one
+  labeler batch), one chunk per idle worker, through a pipe per worker, so the parent always knows which
+  records each worker holds. At most ``4 × workers`` chunks are between input and output (finished
+  chunks wait for earlier ones to keep the order), so memory stays bounded on huge inputs.
+* **Crashes and hangs.** A worker that dies (killed, segfault, out of memory) or holds a chunk longer
+  than ``page_timeout`` seconds per record is killed if needed and replaced by a fresh one. The records
+  of its chunk are retried once, each on its own; a record that kills or outlasts its worker again gets
+  a ``WorkerCrashError`` or ``TimeBudgetExceededError`` result. If new workers die before they are ready
+  three times in a row, the pool gives up and every remaining record gets a ``WorkerCrashError`` result.
+  A worker whose Extractor cannot be built reports that error for every record it is given.
+* ``page_timeout`` defaults to 3 × the extractor's ``time_budget`` (90 s with the default 30 s budget;
+  no hard limit when ``time_budget`` is ``None``). The budget itself is enforced inside the worker
+  (:mod:`extract_trt.runtime.limits`); the timeout catches what no in-process timer can stop (a hang in
+  native code, a stuck labeler).
 """
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
-import threading
+import signal
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from extract_trt.runtime.errors import TimeBudgetExceededError, WorkerCrashError
 from extract_trt.runtime.extractor import Extractor, Result
+from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
-__all__ = ["extract_records", "run"]
+__all__ = ["default_page_timeout", "extract_records", "run"]
 
 _IN_FLIGHT_PER_WORKER = 4
+_START_FAILURES = 3  # consecutive workers dying before they are ready: the pool gives up
+_START_TIMEOUT = 600.0  # seconds a worker may take to build its Extractor (model loading)
+_PAGE_TIMEOUT_FACTOR = 3
 
 
 def extract_records(extractor: Extractor, records: Iterable[dict[str, Any]]) -> Iterator[Result]:
@@ -52,77 +69,234 @@ def extract_records(extractor: Extractor, records: Iterable[dict[str, Any]]) -> 
         yield result
 
 
+def default_page_timeout(extractor_kwargs: dict[str, Any]) -> float | None:
+    """The hard per-record limit of a worker: 3 × ``time_budget``, ``None`` when the budget is off."""
+    budget = extractor_kwargs.get("time_budget", DEFAULT_TIME_BUDGET)
+    return None if budget is None else _PAGE_TIMEOUT_FACTOR * float(budget)
+
+
 def run(
     records: Iterable[dict[str, Any]],
     *,
     workers: int = 1,
     extractor_kwargs: dict[str, Any] | None = None,
     extractor: Extractor | None = None,
+    page_timeout: float | None = None,
 ) -> Iterator[Result]:
     """Extract ``records`` with ``workers`` processes; yields one Result per record, in order.
 
     ``extractor`` (single process only) is used as is; otherwise ``Extractor(**extractor_kwargs)``.
+    ``page_timeout``: seconds per record before a worker is killed (default :func:`default_page_timeout`).
     """
     kwargs = dict(extractor_kwargs or {})
     if workers <= 1:
         yield from extract_records(extractor if extractor is not None else Extractor(**kwargs), records)
         return
-    yield from _run_pool(records, workers, kwargs)
+    timeout = page_timeout if page_timeout is not None else default_page_timeout(kwargs)
+    yield from _Pool(workers, kwargs, timeout).run(records)
 
 
 # ---------------------------------------------------------------------------------- worker processes
 
-_worker_extractor: Extractor | None = None
-_worker_init_error: str | None = None
 
-
-def _init_worker(kwargs: dict[str, Any]) -> None:
-    # An exception here would make the pool respawn workers forever; keep it and report it per record.
-    global _worker_extractor, _worker_init_error
+def _worker_main(conn: Connection, kwargs: dict[str, Any]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
+    extractor: Extractor | None = None
+    init_error: str | None = None
     try:
-        _worker_extractor = Extractor(**kwargs)
-    except Exception as exc:
-        _worker_init_error = f"{type(exc).__name__}: {exc}"
+        extractor = Extractor(**kwargs)
+    except Exception as exc:  # reported per record; raising here would only restart the worker forever
+        init_error = f"{type(exc).__name__}: {exc}"
+    conn.send(("ready", None))
+    while True:
+        try:
+            chunk = conn.recv()
+        except EOFError:
+            return
+        if chunk is None:
+            return
+        conn.send(("done", _work(extractor, init_error, chunk)))
 
 
-def _work(chunk: list[dict[str, Any]]) -> list[Result]:
+def _work(extractor: Extractor | None, init_error: str | None, chunk: list[dict[str, Any]]) -> list[Result]:
     try:
-        if _worker_extractor is None:
-            raise RuntimeError(f"the worker could not build its Extractor: {_worker_init_error}")
-        return list(extract_records(_worker_extractor, chunk))
+        if extractor is None:
+            raise RuntimeError(f"the worker could not build its Extractor: {init_error}")
+        return list(extract_records(extractor, chunk))
     except Exception as exc:  # one broken chunk must not stop the run
         reason = f"ExtractError: worker failed on this batch: {type(exc).__name__}: {exc}"
-        return [
-            Result(id=None if r.get("id") is None else str(r.get("id")), url=r.get("url"), error=r.get("error") or reason)
-            for r in chunk
-        ]
+        return [_error_result(r, reason) for r in chunk]
 
 
-def _run_pool(records: Iterable[dict[str, Any]], workers: int, kwargs: dict[str, Any]) -> Iterator[Result]:
-    batch_size = max(1, int(kwargs.get("batch_size", 16)))
-    slots = threading.BoundedSemaphore(workers * _IN_FLIGHT_PER_WORKER)
-    stop = threading.Event()
-    iterator = iter(records)
+def _error_result(record: dict[str, Any], reason: str) -> Result:
+    rid = record.get("id")
+    return Result(id=None if rid is None else str(rid), url=record.get("url"), error=record.get("error") or reason)
 
-    def chunks() -> Iterator[list[dict[str, Any]]]:
-        # Runs in the pool's task-feeding thread: block until a slot frees up, but give up on stop.
-        while True:
-            while not slots.acquire(timeout=0.1):
-                if stop.is_set():
+
+@dataclass(slots=True)
+class _Task:
+    seq: int  # chunk number in input order
+    offset: int  # position of records[0] in that chunk
+    records: list[dict[str, Any]]
+    retry: bool = False
+
+
+class _Worker:
+    """One worker process, its pipe, and the task it holds."""
+
+    def __init__(self, ctx: Any, kwargs: dict[str, Any]) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, kwargs), daemon=True)
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.task: _Task | None = None
+        self.deadline: float | None = time.monotonic() + _START_TIMEOUT
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+class _Pool:
+    def __init__(self, workers: int, kwargs: dict[str, Any], page_timeout: float | None) -> None:
+        self.kwargs = kwargs
+        self.batch_size = max(1, int(kwargs.get("batch_size", 16)))
+        self.page_timeout = page_timeout
+        self.window = workers * _IN_FLIGHT_PER_WORKER
+        self.ctx = multiprocessing.get_context("spawn")
+        self.workers = [_Worker(self.ctx, kwargs) for _ in range(workers)]
+        self.retries: deque[_Task] = deque()
+        self.slots: dict[int, list[Result | None]] = {}  # chunk number → its results so far
+        self.missing: dict[int, int] = {}  # chunk number → results still to come
+        self.start_failures = 0
+        self.broken: str | None = None  # why the pool gave up on workers
+
+    def run(self, records: Iterable[dict[str, Any]]) -> Iterator[Result]:
+        iterator = iter(records)
+        exhausted = False
+        next_seq = next_out = 0
+        try:
+            while True:
+                for worker in self.workers:
+                    if self.broken is None and not (worker.ready and worker.task is None):
+                        continue
+                    if self.retries:
+                        task = self.retries.popleft()
+                    elif not exhausted and next_seq < next_out + self.window:
+                        chunk = list(itertools.islice(iterator, self.batch_size))
+                        if not chunk:
+                            exhausted = True
+                            continue
+                        task = _Task(next_seq, 0, chunk)
+                        self.slots[next_seq] = [None] * len(chunk)
+                        self.missing[next_seq] = len(chunk)
+                        next_seq += 1
+                    else:
+                        continue
+                    if self.broken is not None:
+                        self._complete(task, [_error_result(r, self.broken) for r in task.records])
+                    else:
+                        self._assign(worker, task)
+                while self.missing.get(next_out) == 0:
+                    del self.missing[next_out]
+                    yield from self.slots.pop(next_out)  # type: ignore[misc]  # all filled
+                    next_out += 1
+                if exhausted and next_out == next_seq:
                     return
-            chunk = list(itertools.islice(iterator, batch_size))
-            if not chunk or stop.is_set():
-                return
-            yield chunk
+                if self.broken is None:
+                    self._wait()
+        finally:
+            self._close()
 
-    ctx = multiprocessing.get_context("spawn")
-    pool = ctx.Pool(workers, initializer=_init_worker, initargs=(kwargs,))
-    try:
-        for results in pool.imap(_work, chunks(), chunksize=1):
-            slots.release()
-            yield from results
-        pool.close()
-    finally:
-        stop.set()
-        pool.terminate()
-        pool.join()
+    def _assign(self, worker: _Worker, task: _Task) -> None:
+        worker.task = task
+        if self.page_timeout is not None:
+            worker.deadline = time.monotonic() + self.page_timeout * len(task.records)
+        else:
+            worker.deadline = None
+        try:
+            worker.conn.send(task.records)
+        except OSError:  # the worker died before it took the task; the sentinel reports it
+            pass
+
+    def _complete(self, task: _Task, results: list[Result]) -> None:
+        slot = self.slots[task.seq]
+        for i, result in enumerate(results):
+            slot[task.offset + i] = result
+        self.missing[task.seq] -= len(results)
+
+    def _wait(self) -> None:
+        deadlines = [w.deadline for w in self.workers if w.deadline is not None and (w.task or not w.ready)]
+        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        handles: list[Any] = [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]
+        ready = wait(handles, timeout)
+        for i, worker in enumerate(list(self.workers)):
+            if self.broken is not None:
+                return
+            if worker.conn in ready:
+                try:
+                    kind, payload = worker.conn.recv()
+                except (EOFError, OSError):
+                    self._replace(i, None)
+                    continue
+                if kind == "ready":
+                    worker.ready = True
+                    worker.deadline = None
+                    self.start_failures = 0
+                else:
+                    task, worker.task, worker.deadline = worker.task, None, None
+                    if task is not None:
+                        if len(payload) != len(task.records):
+                            reason = f"ExtractError: worker returned {len(payload)} results for {len(task.records)} records"
+                            payload = [_error_result(r, reason) for r in task.records]
+                        self._complete(task, payload)
+            elif worker.process.sentinel in ready:
+                self._replace(i, None)
+            elif worker.deadline is not None and time.monotonic() >= worker.deadline:
+                self._replace(i, self.page_timeout)
+
+    def _replace(self, index: int, timed_out_after: float | None) -> None:
+        """Kill worker ``index`` (dead, or past its deadline), start a new one, and retry or fail its task."""
+        worker = self.workers[index]
+        worker.kill()
+        task = worker.task
+        if not worker.ready:
+            self.start_failures += 1
+        if self.start_failures >= _START_FAILURES:
+            self.broken = (
+                f"WorkerCrashError: {_START_FAILURES} worker processes in a row died before they were ready "
+                f"(last exit code {worker.process.exitcode})"
+            )
+            self.retries.extend(w.task for w in self.workers if w.task is not None)
+            for w in self.workers:
+                w.task = None
+                w.kill()
+            return
+        self.workers[index] = _Worker(self.ctx, self.kwargs)
+        if task is None:
+            return
+        if not task.retry:
+            self.retries.extend(_Task(task.seq, task.offset + i, [r], retry=True) for i, r in enumerate(task.records))
+            return
+        if timed_out_after is not None:
+            error: Exception = TimeBudgetExceededError(
+                f"the worker held this page over page_timeout={timed_out_after:g} s twice and was killed"
+            )
+        else:
+            error = WorkerCrashError(f"the worker died (exit code {worker.process.exitcode}) on this page twice")
+        self._complete(task, [_error_result(r, f"{type(error).__name__}: {error}") for r in task.records])
+
+    def _close(self) -> None:
+        idle = [w for w in self.workers if w.task is None and w.process.is_alive()]
+        for worker in idle:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        for worker in idle:
+            worker.process.join(timeout=1.0)
+        for worker in self.workers:  # busy ones (the consumer stopped early) and stragglers
+            worker.kill()
