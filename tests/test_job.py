@@ -214,8 +214,10 @@ def test_named_labeler_and_options() -> None:
     labeler = NamedLabeler("extract_trt.runtime.labelers.heuristic:HeuristicLabeler")
     assert labeler.build().name == "heuristic" and labeler.name == "heuristic"
     assert pickle.loads(pickle.dumps(labeler))._labeler is None  # workers build their own
-    with pytest.raises(JobConfigError, match="unknown labeler"):
-        NamedLabeler("nope")
+    with pytest.raises(LabelerError, match="unknown labeler"):
+        NamedLabeler("nope").build()
+    with pytest.raises(JobConfigError, match="need a package.module:factory"):
+        NamedLabeler("heuristic", {"device": "cuda"})
     with pytest.raises(JobConfigError, match="reads the page DOM"):
         JobConfig(inputs=["x"], output_dir="o", labeler="annotation", ray=RayOptions(pipeline="split"))
     assert RayOptions(gpus_per_actor=1).resolved_pipeline() == "split" and RayOptions().resolved_pipeline() == "fused"

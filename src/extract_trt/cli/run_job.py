@@ -18,6 +18,7 @@ import typer
 from extract_trt.cli.extract import fail
 from extract_trt.runtime.errors import ExtractError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES
+from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
 EPILOG = """Examples:
 
@@ -65,7 +66,10 @@ def run_job_command(
     ] = 1,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Pages labelled together (local mode).")] = 16,
     labeler: Annotated[
-        str, typer.Option("--labeler", help="default, heuristic, annotation, or package.module:factory.")
+        str,
+        typer.Option(
+            "--labeler", "-l", help="A labeler name (default, heuristic, …), a model directory, or package.module:factory."
+        ),
     ] = "default",
     labeler_arg: Annotated[
         Optional[list[str]],
@@ -78,6 +82,12 @@ def run_job_command(
     images: Annotated[bool, typer.Option("--images/--no-images", help="Keep images in Markdown.")] = True,
     html_field: Annotated[str, typer.Option("--html-field", help="JSONL field / Parquet column with the HTML.")] = "html",
     max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Larger pages become error rows.")] = DEFAULT_MAX_BYTES,
+    time_budget: Annotated[
+        float, typer.Option("--time-budget", min=0, help="Seconds per page before it becomes an error row (0: no limit).")
+    ] = DEFAULT_TIME_BUDGET,
+    keep_markup: Annotated[
+        bool, typer.Option("--keep-markup", help="Keep scripts/handlers in main_html (default: sanitised).")
+    ] = False,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="If OUTPUT holds a job with other settings, delete its shards and start over.")
     ] = False,
@@ -147,6 +157,8 @@ def run_job_command(
             links=links,
             images=images,
             max_bytes=max_bytes,
+            time_budget=time_budget or None,
+            keep_markup=keep_markup,
             html_field=html_field,
             workers=workers,
             batch_size=batch_size,

@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from extract_trt.runtime.errors import ExtractError, LabelerError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES
-from extract_trt.runtime.labelers import Labeler, default_labeler
+from extract_trt.runtime.labelers import Labeler, get_labeler
+from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["JobConfig", "JobConfigError", "JobError", "NamedLabeler", "RayOptions", "SCHEMA_VERSION"]
@@ -24,8 +26,8 @@ __all__ = ["JobConfig", "JobConfigError", "JobError", "NamedLabeler", "RayOption
 #: Version of the output shard schema and manifest layout; part of the config hash.
 SCHEMA_VERSION = 1
 
-#: Built-in labeler names (besides ``module:attribute``) and whether the labeler reads the DOM.
-_BUILTIN_LABELERS = {"default": False, "heuristic": False, "annotation": True}
+#: Labelers that read the page's DOM (``PageBlocks.page_map``), not only its blocks.
+_DOM_LABELERS = frozenset({"annotation"})
 
 
 class JobError(ExtractError):
@@ -40,16 +42,14 @@ class NamedLabeler:
     """A :class:`~extract_trt.runtime.labelers.Labeler` named by ``spec``, built on first use in the process
     that uses it. Pickling keeps only ``spec`` and ``args``.
 
-    ``spec``: ``default`` (the built-in default labeler), ``heuristic``, ``annotation``, or
-    ``package.module:factory`` — any callable returning a labeler, called with ``**args`` (this is how
-    model labelers are named, e.g. with a model path and a device in ``args``).
+    ``spec``: what :func:`~extract_trt.runtime.labelers.get_labeler` takes (a labeler name or a model
+    directory), or ``package.module:factory`` — any callable returning a labeler, called with ``**args``
+    (for labelers that need options, e.g. a device).
     """
 
     def __init__(self, spec: str, args: dict[str, Any] | None = None) -> None:
-        if spec not in _BUILTIN_LABELERS and ":" not in spec:
-            raise JobConfigError(
-                f"unknown labeler {spec!r}: use {', '.join(_BUILTIN_LABELERS)} or package.module:factory"
-            )
+        if args and not self._is_factory(spec):
+            raise JobConfigError(f"labeler arguments need a package.module:factory labeler, not {spec!r}")
         self.spec = spec
         self.args = dict(args or {})
         self._labeler: Labeler | None = None
@@ -61,7 +61,17 @@ class NamedLabeler:
     @property
     def needs_dom(self) -> bool:
         """Whether the labeler reads the page's DOM (``PageBlocks.page_map``), not only its blocks."""
-        return _BUILTIN_LABELERS.get(self.spec, False)
+        return self.spec in _DOM_LABELERS
+
+    @property
+    def simplify_profile(self) -> Any:
+        """The simplifier profile the labeler asks for (read by the Extractor); builds the labeler."""
+        return getattr(self.build(), "simplify_profile", None)
+
+    @staticmethod
+    def _is_factory(spec: str) -> bool:
+        module, sep, attr = spec.partition(":")
+        return bool(sep and module and attr) and not os.path.exists(spec)
 
     def build(self) -> Labeler:
         """The labeler itself (built once per process).
@@ -77,18 +87,8 @@ class NamedLabeler:
         return self._labeler
 
     def _construct(self) -> Labeler:
-        if self.spec == "default":
-            if self.args:
-                raise JobConfigError("the default labeler takes no arguments")
-            return default_labeler()
-        if self.spec == "heuristic":
-            from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
-
-            return HeuristicLabeler(**self.args)
-        if self.spec == "annotation":
-            from extract_trt.runtime.labelers.annotation import AnnotationLabeler
-
-            return AnnotationLabeler(**self.args)
+        if not self._is_factory(self.spec):
+            return get_labeler(self.spec)
         module_name, _, attr = self.spec.partition(":")
         factory = getattr(importlib.import_module(module_name), attr)
         return factory(**self.args)
@@ -152,7 +152,8 @@ class JobConfig:
         output_dir: where the Parquet shards and ``manifest.json`` go.
         labeler / labeler_args: see :class:`NamedLabeler`.
         outputs: conversions to produce besides ``main_html`` (``markdown``, ``text``).
-        links / images / cutoff_length / max_bytes: as for :class:`~extract_trt.runtime.extractor.Extractor`.
+        links / images / cutoff_length / max_bytes / time_budget / keep_markup: as for
+            :class:`~extract_trt.runtime.extractor.Extractor`.
         html_field: the JSONL field / Parquet column holding the page.
         workers: local pool processes, or the number of label actors in Ray mode.
         batch_size: pages labelled together (local mode; the unit sent to a pool worker).
@@ -169,8 +170,10 @@ class JobConfig:
     outputs: tuple[str, ...] = ("markdown", "text")
     links: bool = True
     images: bool = True
-    cutoff_length: int = 500
+    cutoff_length: int | None = None
     max_bytes: int | None = DEFAULT_MAX_BYTES
+    time_budget: float | None = DEFAULT_TIME_BUDGET
+    keep_markup: bool = False
     html_field: str = "html"
     workers: int = 1
     batch_size: int = 16
@@ -207,6 +210,8 @@ class JobConfig:
             "images": self.images,
             "cutoff_length": self.cutoff_length,
             "max_bytes": self.max_bytes,
+            "time_budget": self.time_budget,
+            "keep_markup": self.keep_markup,
             "html_field": self.html_field,
         }
 
@@ -225,4 +230,6 @@ class JobConfig:
             "cutoff_length": self.cutoff_length,
             "batch_size": batch_size or self.batch_size,
             "max_bytes": self.max_bytes,
+            "time_budget": self.time_budget,
+            "keep_markup": self.keep_markup,
         }

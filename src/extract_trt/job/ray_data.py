@@ -28,7 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from extract_trt.job.config import JobConfig, RayOptions
+from extract_trt.job.config import JobConfig, JobConfigError, RayOptions
 from extract_trt.job.output import ShardSink, record_meta, result_row, stream_table
 from extract_trt.job.plan import Shard
 from extract_trt.job.readers import iter_shard
@@ -199,7 +199,8 @@ def _blocks_digest(page: PageBlocks) -> str:
 
 
 def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any]) -> pa.Table:
-    """Split stage 1: decode + simplify; adds ``blocks`` (pickled blocks without the DOM) and ``digest``."""
+    """Split stage 1: decode + simplify; adds ``blocks`` (the pickled result so far and the blocks without
+    the DOM tree) and ``digest``."""
     extractor = Extractor(**extractor_kwargs)
     blobs: list[bytes | None] = []
     digests: list[str | None] = []
@@ -211,7 +212,8 @@ def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any]) -> pa.Table:
             if page.blocks is None:
                 errors[i] = page.result.error
             else:
-                blob = pickle.dumps(PageBlocks(page.blocks.simplified_html, page.blocks.blocks, None), protocol=5)
+                blocks = PageBlocks(page.blocks.simplified_html, page.blocks.blocks, None)  # no DOM tree
+                blob = pickle.dumps((page.result, blocks), protocol=5)
                 digest = _blocks_digest(page.blocks)
         blobs.append(blob)
         digests.append(digest)
@@ -223,18 +225,18 @@ class _LabelActor:
     """Split stage 2: labels the blocks with this actor's own labeler; replaces ``blocks`` by ``labels``."""
 
     def __init__(self, extractor_kwargs: dict[str, Any]) -> None:
-        extractor_kwargs["labeler"].build()
+        labeler = extractor_kwargs["labeler"].build()
+        if getattr(labeler, "simplify_profile", None) is not None:
+            raise JobConfigError(
+                f"the {labeler.name} labeler needs its own simplifier profile, and the split pipeline's CPU "
+                "stages simplify with the default one; use pipeline 'fused'"
+            )
         self.extractor = Extractor(**extractor_kwargs)
 
     def __call__(self, table: pa.Table) -> pa.Table:
         blobs = table.column("blocks").to_pylist()
-        ids, urls = table.column("id").to_pylist(), table.column("url").to_pylist()
         errors = table.column("error").to_pylist()
-        pages = {
-            i: PreparedPage(Result(id=ids[i], url=urls[i]), pickle.loads(blob))
-            for i, blob in enumerate(blobs)
-            if blob is not None
-        }
+        pages = {i: PreparedPage(*pickle.loads(blob)) for i, blob in enumerate(blobs) if blob is not None}
         labelled = dict(zip(pages, self.extractor.label_pages(list(pages.values()))))
         labels: list[bytes | None] = [None] * len(blobs)
         seconds: list[float | None] = [None] * len(blobs)

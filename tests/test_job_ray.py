@@ -1,0 +1,56 @@
+"""run-job on Ray Data, on a small local Ray (2 CPUs, 200 MB object store, started once for the module):
+both pipelines write exactly the rows local mode writes — every record once, broken records as error rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from job_fixtures import broken_shards, data_pages, shard_set
+from test_job import assert_exactly_once, config, manifest
+
+ray = pytest.importorskip("ray")
+
+from extract_trt.job import RayOptions, run_job  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
+    """Good and broken shards, and their local-mode output (the reference for both pipelines)."""
+    root = tmp_path_factory.mktemp("rayjob")
+    pages = data_pages(6)
+    expected = shard_set(root / "in", pages)
+    expected |= {p: e["ids"] for p, e in broken_shards(root / "in" / "broken", pages[:3]).items()}
+    run_job(config([str(root / "in")], root / "local"))
+    return root, expected
+
+
+@pytest.mark.parametrize("pipeline", ["split", "fused"])
+def test_ray_pipeline_matches_local(local_ray, job, pipeline: str) -> None:
+    root, expected = job
+    out = root / pipeline
+    opts = RayOptions(pipeline=pipeline, read_batch=2, label_batch=3, cpu_batch=2)
+    summary = run_job(config([str(root / "in")], out, workers=2, ray=opts))
+    assert summary.mode == "ray" and summary.written == len(expected) and summary.errors == 4
+    assert_exactly_once(out, expected)
+    for entry in manifest(out)["shards"]:
+        ours = pq.read_table(out / entry["output"]).drop_columns(["seconds", "timings"])
+        local = pq.read_table(root / "local" / entry["output"]).drop_columns(["seconds", "timings"])
+        assert ours.equals(local), entry["output"]
+
+
+def test_gpu_actors(local_ray, job, tmp_path: Path) -> None:
+    if not local_ray.cluster_resources().get("GPU"):
+        pytest.skip("no GPU in this Ray instance: GPU label actors (num_gpus) cannot be scheduled here")
+    root, expected = job
+    summary = run_job(config([str(root / "in")], tmp_path, ray=RayOptions(gpus_per_actor=1)))
+    assert summary.written == len(expected)
+    assert_exactly_once(tmp_path, expected)
