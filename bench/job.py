@@ -5,8 +5,9 @@ uses Ray); its process tree is sampled every 0.1 s for peak RSS / USS per proces
     python bench/job.py [--pages 160] [--shards 4] [--labeler heuristic] [--modes local,fused,split] [--workers 1,2]
 
 Prints per configuration: job seconds (run_job, after ray.init for Ray), Ray start-up seconds, pages/s,
-the ratio to the local pool with the same number of workers, and peak memory of the driver, of the
-largest worker, and of Ray's own processes (GCS, raylet, idle workers, …) together.
+the ratio to the local pool with the same number of workers, CPU milliseconds per page of the whole
+process tree (less sensitive than pages/s to other load on a shared machine), and peak memory of the
+driver, of the largest worker, and of Ray's own processes (GCS, raylet, idle workers, …) together.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def run_one(args: argparse.Namespace) -> None:
 
 
 class TreeSampler:
-    """Peak RSS and USS (MB) per process of a process tree, sampled in a thread."""
+    """Peak RSS and USS (MB) and CPU seconds per process of a process tree, sampled in a thread."""
 
     def __init__(self, pid: int, interval: float = 0.1) -> None:
         import psutil
@@ -90,7 +91,9 @@ class TreeSampler:
             for p in procs:
                 try:
                     mem = p.memory_full_info()
-                    peak = self.peaks.setdefault(p.pid, {"kind": _kind(p), "rss": 0.0, "uss": 0.0})
+                    cpu = p.cpu_times()
+                    peak = self.peaks.setdefault(p.pid, {"kind": _kind(p), "rss": 0.0, "uss": 0.0, "cpu": 0.0})
+                    peak["cpu"] = cpu.user + cpu.system  # last seen: misses at most one interval per process
                     if peak["kind"] == "ray idle worker":
                         peak["kind"] = _kind(p)  # Ray workers get their task's name once they run one
                     peak["rss"] = max(peak["rss"], mem.rss / 2**20)
@@ -139,7 +142,8 @@ def main() -> None:
     (work / "in").mkdir()
     build_shards(work / "in", args.pages, args.shards)
     print(f"{args.pages} wcxb-dev pages in {args.shards} WARC.gz shards, labeler {args.labeler}, "
-          f"{os.cpu_count()} CPUs; Ray: num_cpus=2, 200 MB object store; one fresh process per row")  # fmt: skip
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; Ray: num_cpus=2, 200 MB object store; "
+          "one fresh process per row")  # fmt: skip
     rows = []
     for mode in args.modes.split(","):
         for w in map(int, args.workers.split(",")):
@@ -168,17 +172,20 @@ def main() -> None:
                     "worker_uss": max((p["uss"] for p in workers), default=0),
                     "n_workers": len(workers),
                     "ray_system_rss": sum(p["rss"] for p in system),
+                    "cpu_ms_page": 1000 * sum(p["cpu"] for p in peaks.values()) / max(1, result["records"]),
                 }
             )
             shutil.rmtree(out, ignore_errors=True)
     base = {r["w"]: r["pages_s"] for r in rows if r["mode"] == "local"}
     print(f"{'mode':11s} {'w':>2s} {'pages':>5s} {'job s':>6s} {'start s':>7s} {'pages/s':>8s} {'× pool':>6s} "
-          f"{'driver MB':>9s} {'worker MB rss/uss':>17s} {'procs':>5s} {'ray sys MB':>10s}")  # fmt: skip
+          f"{'CPU ms/page':>11s} {'driver MB':>9s} {'worker MB rss/uss':>17s} {'procs':>5s} {'ray sys MB':>10s}")  # fmt: skip
     for r in rows:
         ratio = f"{r['pages_s'] / base[r['w']]:6.2f}" if r["w"] in base else "     -"
         print(f"{r['mode']:11s} {r['w']:2d} {r['records']:5d} {r['job_s']:6.1f} {r['ray_start_s']:7.1f} {r['pages_s']:8.1f} "
-              f"{ratio} {r['driver_rss']:9.0f} {r['worker_rss']:8.0f}/{r['worker_uss']:<8.0f} {r['n_workers']:5d} "
+              f"{ratio} {r['cpu_ms_page']:11.0f} {r['driver_rss']:9.0f} {r['worker_rss']:8.0f}/{r['worker_uss']:<8.0f} {r['n_workers']:5d} "
               f"{r['ray_system_rss']:10.0f}")  # fmt: skip
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}; CPU ms/page = CPU time of the whole process tree "
+          "(driver, workers, Ray's processes) per page, start-up included")  # fmt: skip
     shutil.rmtree(work, ignore_errors=True)
 
 
