@@ -41,6 +41,7 @@ from extract_trt.job.config import JobError
 from extract_trt.job.manifest import make_readable
 from extract_trt.job.plan import Shard
 from extract_trt.runtime.extractor import Result
+from extract_trt.runtime.io import result_record
 
 __all__ = ["SHARD_SCHEMA", "STREAM_SCHEMA", "ShardSink", "ShardStats", "record_meta", "result_row", "stream_table"]
 
@@ -84,20 +85,12 @@ def record_meta(record: dict[str, Any], shard: int) -> dict[str, Any]:
 
 def result_row(meta: dict[str, Any], result: Result) -> dict[str, Any]:
     """One stream row: ``meta`` (:func:`record_meta`) and what ``result`` holds."""
-    return {
-        **meta,
-        "id": result.id,
-        "url": result.url,
-        "main_html": result.main_html,
-        "markdown": result.markdown,
-        "text": result.text,
-        "n_blocks": result.n_blocks,
-        "n_main": sum(1 for label in result.labels if label == "main"),
-        "labeler": result.labeler,
-        "error": result.error,
-        "seconds": result.seconds,
-        "timings": {k: result.timings.get(k) for k in TIMING_KEYS},
-    }
+    row = {**meta, **result_record(result, "json")}
+    labels, timings = row.pop("labels"), row.pop("timings")
+    row["n_main"] = labels.count("main")
+    row["seconds"] = result.seconds
+    row["timings"] = {k: timings.get(k) for k in TIMING_KEYS}
+    return row
 
 
 def stream_table(rows: list[dict[str, Any]]) -> pa.Table:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import glob
 import gzip
 import hashlib
 import os
@@ -23,11 +22,10 @@ from extract_trt.job.config import JobConfig, JobConfigError, JobError
 from extract_trt.job.manifest import MANIFEST_NAME, Manifest, ShardEntry
 from extract_trt.job.readers import SHARD_SUFFIXES
 from extract_trt.runtime.errors import InputFormatError
-from extract_trt.runtime.io import safe_name
+from extract_trt.runtime.io import resolve_inputs, safe_name
 
 __all__ = ["JobLock", "JobPlan", "Shard", "plan_job", "resolve_shards"]
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
 _TEMP_FILE = re.compile(r"^\..+\.parquet\..+\.tmp$")
 _NAME_SUFFIXES = sorted({*SHARD_SUFFIXES, ".gz", ".zst"}, key=len, reverse=True)
 
@@ -59,31 +57,19 @@ class JobPlan:
 def resolve_shards(inputs: list[str]) -> list[str]:
     """Absolute paths of the shard files named by ``inputs``, in order, each once.
 
-    Each input is a file, a directory (its files with a shard suffix, recursively, sorted), a glob pattern
-    (sorted matches; matched directories expanded likewise) or ``@LIST`` (a text file, optionally
-    gzipped, with one path per line, relative to the list's directory; blank and ``#`` lines skipped).
+    Each input is what :func:`~extract_trt.runtime.io.resolve_inputs` takes — a file, a directory (its
+    files with a shard suffix, recursively, sorted), a glob pattern — or ``@LIST``: a text file, optionally
+    gzipped, with one path per line, relative to the list's directory (blank and ``#`` lines skipped).
 
     Raises:
-        InputFormatError: no inputs, a missing path, a pattern or directory without shard files.
+        InputFormatError: no inputs, ``-``, a missing path, a pattern or directory without shard files.
     """
-    if not inputs:
-        raise InputFormatError("no inputs given")
-    found: list[str] = []
+    if "-" in inputs:
+        raise InputFormatError("run-job reads shard files, not standard input")
+    expanded: list[str] = []
     for item in inputs:
-        if item.startswith("@"):
-            found.extend(_read_list(item[1:]))
-        elif os.path.isdir(item):
-            found.extend(_shards_in_dir(item))
-        elif os.path.isfile(item):
-            found.append(item)
-        elif _GLOB_CHARS.search(item):
-            matches = sorted(glob.glob(item, recursive=True))
-            if not matches:
-                raise InputFormatError(f"pattern {item!r} matches no files")
-            for match in matches:
-                found.extend(_shards_in_dir(match) if os.path.isdir(match) else [match])
-        else:
-            raise InputFormatError(f"input {item!r} does not exist")
+        expanded.extend(_read_list(item[1:]) if item.startswith("@") else [item])
+    found = resolve_inputs(expanded, dir_suffixes=SHARD_SUFFIXES)
     return list(dict.fromkeys(os.path.abspath(p) for p in found))
 
 
@@ -100,16 +86,6 @@ def _read_list(path: str) -> list[str]:
     if missing:
         raise InputFormatError(f"input list {path!r}: {len(missing)} missing file(s), e.g. {missing[0]!r}")
     return paths
-
-
-def _shards_in_dir(path: str) -> list[str]:
-    found = []
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        found.extend(os.path.join(root, f) for f in files if f.lower().endswith(SHARD_SUFFIXES))
-    if not found:
-        raise InputFormatError(f"directory {path!r} holds no WARC, JSONL or Parquet files")
-    return sorted(found)
 
 
 def output_name(input_path: str, taken: set[str]) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from extract_trt.job.config import JobConfig, JobConfigError, RayOptions
-from extract_trt.job.output import ShardSink, record_meta, result_row, stream_table
+from extract_trt.job.output import STREAM_SCHEMA, ShardSink, record_meta, result_row, stream_table
 from extract_trt.job.plan import Shard
 from extract_trt.job.readers import iter_shard
 from extract_trt.runtime.batch import extract_records
@@ -42,14 +42,7 @@ __all__ = ["run_ray"]
 _META = ("shard", "position", "source", "warc_date", "http_status", "content_type")
 _INPUT_SCHEMA = pa.schema(
     [
-        pa.field("shard", pa.int32(), nullable=False),
-        pa.field("position", pa.int64(), nullable=False),
-        pa.field("source", pa.string()),
-        pa.field("warc_date", pa.string()),
-        pa.field("http_status", pa.int32()),
-        pa.field("content_type", pa.string()),
-        pa.field("id", pa.string()),
-        pa.field("url", pa.string()),
+        *(STREAM_SCHEMA.field(name) for name in (*_META, "id", "url")),
         pa.field("html_bytes", pa.binary()),  # WARC payloads: decoded by the charset rules
         pa.field("html_text", pa.string()),  # JSONL / Parquet strings: already text
         pa.field("error", pa.string()),

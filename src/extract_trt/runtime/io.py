@@ -127,8 +127,9 @@ Format = Literal["html", "jsonl", "warc"]
 # --------------------------------------------------------------------------------------------- inputs
 
 
-def resolve_inputs(inputs: list[str]) -> list[str]:
-    """Expand ``inputs`` into the files to read (and ``-``), in order, duplicates kept.
+def resolve_inputs(inputs: list[str], *, dir_suffixes: tuple[str, ...] = HTML_SUFFIXES) -> list[str]:
+    """Expand ``inputs`` into the files to read (and ``-``), in order, duplicates kept. Directories are
+    searched for files ending in ``dir_suffixes`` (any case; ``run-job`` passes its shard suffixes).
 
     Raises:
         InputFormatError: no inputs, ``-`` given twice, a missing path, a pattern matching nothing,
@@ -145,7 +146,7 @@ def resolve_inputs(inputs: list[str]) -> list[str]:
             stdin_seen = True
             resolved.append(item)
         elif os.path.isdir(item):
-            resolved.extend(_expand_dir(item))
+            resolved.extend(_expand_dir(item, dir_suffixes))
         elif os.path.exists(item):
             resolved.append(item)
         elif _GLOB_CHARS.search(item):
@@ -154,7 +155,7 @@ def resolve_inputs(inputs: list[str]) -> list[str]:
                 raise InputFormatError(f"pattern {item!r} matches no files")
             for match in matches:
                 if os.path.isdir(match):
-                    resolved.extend(_expand_dir(match, required=False))
+                    resolved.extend(_expand_dir(match, dir_suffixes, required=False))
                 else:
                     resolved.append(match)
         else:
@@ -164,13 +165,13 @@ def resolve_inputs(inputs: list[str]) -> list[str]:
     return resolved
 
 
-def _expand_dir(path: str, *, required: bool = True) -> list[str]:
+def _expand_dir(path: str, suffixes: tuple[str, ...], *, required: bool = True) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(path):
         dirs.sort()
-        found.extend(os.path.join(root, f) for f in files if f.lower().endswith(HTML_SUFFIXES))
+        found.extend(os.path.join(root, f) for f in files if f.lower().endswith(suffixes))
     if required and not found:
-        raise InputFormatError(f"directory {path!r} contains no .html/.htm/.xhtml files")
+        raise InputFormatError(f"directory {path!r} contains no {'/'.join(suffixes)} files")
     return sorted(found)
 
 
