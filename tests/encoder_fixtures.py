@@ -8,6 +8,7 @@ Heads are calibrated on page text so that labels at ``<|sep|>`` vary from block 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gzip
 import json
 import tempfile
@@ -23,6 +24,19 @@ VOCAB = 4096
 _ROOT = tempfile.TemporaryDirectory(prefix="extract-trt-encoder-")
 atexit.register(_ROOT.cleanup)
 ROOT = Path(_ROOT.name)
+
+
+@contextlib.contextmanager
+def one_torch_thread():
+    """PyTorch on one thread: on this shared 2-core machine its spinning OpenMP pool is 20× slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @lru_cache(maxsize=None)
@@ -54,10 +68,12 @@ def checkpoint(architecture: str) -> Path:
     from extract_trt.export.synthetic import EncoderShape, write_checkpoint
     from extract_trt.runtime.block_tokens import block_strings
 
-    texts = [s for _, p in all_pages() for s in block_strings(p)][::5]
-    return write_checkpoint(
-        ROOT / f"ckpt-{architecture}", architecture, tokenizer(), EncoderShape(max_positions=MAX_TOKENS), calibration_texts=texts
-    )
+    texts = [s for _, p in all_pages() for s in block_strings(p)][::3]
+    with one_torch_thread():
+        return write_checkpoint(
+            ROOT / f"ckpt-{architecture}", architecture, tokenizer(), EncoderShape(max_positions=MAX_TOKENS),
+            calibration_texts=texts,
+        )
 
 
 @lru_cache(maxsize=None)
@@ -67,5 +83,6 @@ def exported(architecture: str, variants: tuple[str, ...] = ("fp32",), layout: s
 
     out = ROOT / f"model-{architecture}-{'-'.join(variants)}-{layout}"
     options = EncoderExportOptions(variants=variants, trust_remote_code=True, sep_gather=layout == "blocks")
-    export_encoder(checkpoint(architecture), out, options)
+    with one_torch_thread():
+        export_encoder(checkpoint(architecture), out, options)
     return out

@@ -131,33 +131,38 @@ def write_checkpoint(
     return out
 
 
-def _calibrate_head(model, tokenizer, texts: Sequence[str], max_len: int) -> None:
+def _calibrate_head(model, tokenizer, texts: Sequence[str], max_len: int, n_chunks: int = 8) -> None:
     """Classifier = a random direction through the mean <|sep|> state, scaled to logit gaps of ~±2."""
     import torch
 
     sep = tokenizer.token_to_id(SEP)
-    ids: list[int] = []
-    for text in texts:
+    rows: list[list[int]] = [[]]
+    for text in texts:  # up to n_chunks rows of ≤ max_len tokens: block prefixes, each + <|sep|>
         block = tokenizer.encode(text, add_special_tokens=False).ids[:64] + [sep]
-        if len(ids) + len(block) > max_len:
-            break
-        ids += block
+        if len(rows[-1]) + len(block) > max_len:
+            if len(rows) == n_chunks:
+                break
+            rows.append([])
+        rows[-1] += block
+    width = max(len(r) for r in rows)
+    pad = tokenizer.token_to_id(EOS)
+    x = torch.tensor([r + [pad] * (width - len(r)) for r in rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
     seen: list[torch.Tensor] = []
-    hook = model.classifier.register_forward_hook(lambda _m, args, _o: seen.append(args[0][0]))
+    hook = model.classifier.register_forward_hook(lambda _m, args, _o: seen.append(args[0]))
     model.eval()
     with torch.no_grad():
-        x = torch.tensor([ids])
-        model(input_ids=x, attention_mask=torch.ones_like(x))
+        model(input_ids=x, attention_mask=mask)
     hook.remove()
-    states = seen[0][x[0] == sep]
+    states = seen[0][(x == sep) & (mask == 1)]
     mean = states.mean(0)
     direction = torch.randn(states.shape[1])
     spread = ((states - mean) @ direction).std().clamp_min(1e-6)
-    weight = torch.zeros_like(model.classifier.weight)
-    weight[1] = direction / spread  # logit(main) - logit(other) ~ N(0, 1) over the sample's blocks
+    gap = 2 * direction / spread  # logit(main) - logit(other) ~ N(0, 2²) over the sample's blocks
     with torch.no_grad():
-        model.classifier.weight.copy_(weight * 2)
-        model.classifier.bias.copy_(torch.stack([torch.tensor(0.0), -(weight[1] * 2) @ mean]))
+        model.classifier.weight.zero_()
+        model.classifier.weight[1] = gap
+        model.classifier.bias.copy_(torch.stack([torch.tensor(0.0), -gap @ mean]))
 
 
 def _add_remote_code(out: Path) -> None:
