@@ -44,22 +44,27 @@ class PaddingStats:
         )
 
 
-def plan_batches(lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int | None = None) -> list[np.ndarray]:
-    """Indices into ``lengths`` grouped into batches, longest chunks first.
+def plan_batches(
+    lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int | None = None, *, sort: bool = True
+) -> list[np.ndarray]:
+    """Indices into ``lengths`` grouped into batches, longest chunks first (``sort=False``: input order).
 
-    A batch takes the next chunks in descending length order while ``rows × first_length`` fits in
-    ``max_batch_tokens``; a chunk longer than the budget runs alone.
+    Greedy: a chunk joins the current batch while ``rows × longest`` stays within ``max_batch_tokens``
+    (and rows within ``max_batch_size``); a chunk longer than the budget runs alone.
     """
-    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable") if sort else np.arange(len(lengths))
     batches: list[np.ndarray] = []
-    start = 0
-    while start < len(order):
-        longest = int(lengths[order[start]])
-        rows = max(1, max_batch_tokens // max(1, longest))
-        if max_batch_size:
-            rows = min(rows, max_batch_size)
-        batches.append(order[start : start + rows])
-        start += rows
+    start, longest = 0, 0
+    for end, index in enumerate(order):
+        widest = max(longest, int(lengths[index]))
+        rows = end - start + 1
+        if end > start and (rows * widest > max_batch_tokens or (max_batch_size and rows > max_batch_size)):
+            batches.append(order[start:end])
+            start, widest = end, int(lengths[index])
+        longest = widest
+    if start < len(order):
+        batches.append(order[start:])
     return batches
 
 
