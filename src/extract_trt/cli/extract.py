@@ -32,7 +32,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from extract_trt.runtime.errors import ExtractError
+from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 from extract_trt.runtime.io import (
+    DEFAULT_MAX_BYTES,
     FileTreeWriter,
     JsonlWriter,
     detect_format,
@@ -132,6 +134,26 @@ def extract(
     html_field: Annotated[
         str, typer.Option("--html-field", help="JSONL field that holds the page HTML.")
     ] = "html",
+    keep_markup: Annotated[
+        bool,
+        typer.Option(
+            "--keep-markup",
+            help="Keep the page's original markup in the main HTML (scripts, event handlers, javascript: URLs), "
+            "as the reference reconstruction writes it. Default: sanitised HTML and Markdown.",
+        ),
+    ] = False,
+    max_mb: Annotated[
+        float, typer.Option("--max-mb", min=0, help="Pages larger than this many MiB get an error record (0: no limit).")
+    ] = DEFAULT_MAX_BYTES / 2**20,
+    time_budget: Annotated[
+        float,
+        typer.Option(
+            "--time-budget",
+            min=0,
+            help="Seconds a page may take (0: no limit); over half of it before labelling means the heuristic "
+            "labels that page. With --workers, a worker holding a page 3x this long is killed and replaced.",
+        ),
+    ] = DEFAULT_TIME_BUDGET,
     sample: Annotated[
         bool,
         typer.Option("--sample", help="Run on the 3 bundled sample pages instead of INPUTS (a quick demo)."),
@@ -166,7 +188,8 @@ def extract(
     except ExtractError as exc:
         raise fail(str(exc)) from None
 
-    records = iter_records(resolved, html_field=html_field)
+    max_bytes = int(max_mb * 2**20) or None
+    records = iter_records(resolved, html_field=html_field, max_bytes=max_bytes)
     if sample:
         records = _sample_ids(records)
     first = next(records, None)
@@ -181,6 +204,9 @@ def extract(
         "links": links,
         "images": images,
         "batch_size": batch_size,
+        "max_bytes": max_bytes,
+        "time_budget": time_budget or None,
+        "keep_markup": keep_markup,
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
     _run(stream, resolved, output, fmt_name, single, workers, kwargs, show_progress)

@@ -5,9 +5,13 @@ kept part of the page tree just before it is serialised, so the reference serial
 elsewhere):
 
 * **Elements removed with their content** (their tail text stays, so no surrounding text is lost):
-  :data:`DROPPED_ELEMENTS` — ``script style iframe frame frameset object embed applet param base link meta``
-  ``portal fencedframe noembed`` and SVG's animation/event elements (``animate set animatemotion``
-  ``animatetransform animatecolor handler listener``), which can rewrite ``href`` to ``javascript:``.
+  :data:`DROPPED_ELEMENTS` — ``script style iframe frame param base link meta portal fencedframe noembed``
+  and SVG's animation/event elements (``animate set animatemotion animatetransform animatecolor handler``
+  ``listener``), which can rewrite ``href`` to ``javascript:``.
+* **Elements unwrapped** (tag and attributes removed, content kept and sanitised in turn):
+  :data:`UNWRAPPED_ELEMENTS` — ``object embed applet frameset``. Their children are fallback content, or,
+  after the libxml2 re-read the block scheme emulates (``<embed>`` is not void there), the text that
+  followed them: page text either way.
 * **Attributes removed**: every ``on*`` event handler; ``srcdoc``; the pipeline's own marks ``_item_id``
   and ``cc-block-type`` when the *input* carries them (the real marks are written from the tree, so every
   ``_item_id`` in sanitised output is a real block id); a URL attribute (:data:`URL_ATTRS`, ``*:href``,
@@ -16,6 +20,10 @@ elsewhere):
   ``expression(``, ``javascript:``, ``vbscript:``, ``-moz-binding``, ``behavior:`` or a CSS escape.
   Schemes are read as browsers read them: entities already decoded by the parser, ASCII whitespace and
   control characters removed anywhere, case ignored.
+* **Legacy raw-text elements** are renamed so their text reads back as text: ``xmp``, ``listing`` and
+  ``plaintext`` become ``pre`` (``plaintext`` would otherwise swallow the rest of the page, closing tags
+  included), ``noframes`` becomes ``div``; the extra escaping the parser applies to ``xmp`` text for
+  reference parity is undone.
 * The serializer escapes ``<``, ``>`` and ``&`` in text and attribute values, so no text can turn into
   markup when the output is parsed again (comments are never kept). Reconstruction's reference quirks
   that *unescape* serialised HTML (entities inside absolute URLs; the Dripper v1.0 profile's whole-page
@@ -27,21 +35,27 @@ would turn into active content is neutralised outside code spans and fenced code
 letter, ``/``, ``!`` or ``?`` is escaped (raw HTML, autolinks), and an inline link ``](…)`` or a link
 reference definition whose destination has an unsafe scheme is broken with a backslash. Plain text has
 no active content.
+
+:func:`active_content` audits finished HTML the way a browser would read it (an independent Lexbor
+parse); the tests and ``scripts/fuzz.py`` hold every sanitised output to it.
 """
 
 from __future__ import annotations
 
 import re
 
+from selectolax.lexbor import LexborHTMLParser
+
 from extract_trt.runtime.dom import Node
 
-__all__ = ["DROPPED_ELEMENTS", "URL_ATTRS", "is_unsafe_url", "sanitize_markdown", "sanitize_tree"]
+__all__ = ["DROPPED_ELEMENTS", "UNWRAPPED_ELEMENTS", "URL_ATTRS", "active_content", "is_unsafe_url", "sanitize_markdown", "sanitize_tree"]
 
 DROPPED_ELEMENTS = frozenset(
-    {"script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "param", "base", "link",
-     "meta", "portal", "fencedframe", "noembed", "animate", "set", "animatemotion", "animatetransform",
-     "animatecolor", "handler", "listener"}
+    {"script", "style", "iframe", "frame", "param", "base", "link", "meta", "portal", "fencedframe", "noembed",
+     "animate", "set", "animatemotion", "animatetransform", "animatecolor", "handler", "listener"}
 )  # fmt: skip
+UNWRAPPED_ELEMENTS = frozenset({"object", "embed", "applet", "frameset"})
+_REMOVED = DROPPED_ELEMENTS | UNWRAPPED_ELEMENTS
 URL_ATTRS = frozenset(
     {"href", "src", "action", "formaction", "background", "cite", "codebase", "data", "dynsrc", "lowsrc",
      "longdesc", "manifest", "ping", "poster", "profile", "usemap", "classid", "archive", "icon", "xml:base"}
@@ -53,6 +67,7 @@ _SCRIPT_SCHEMES = ("javascript:", "vbscript:", "livescript:", "mocha:")
 _IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
 _UNSAFE_CSS = re.compile(r"expression\(|javascript:|vbscript:|-moz-binding|behavior:|\\")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_RAW_TEXT_RENAMED = {"xmp": "pre", "listing": "pre", "plaintext": "pre", "noframes": "div"}
 
 
 def is_unsafe_url(value: str, attr: str = "href") -> bool:
@@ -94,6 +109,10 @@ def sanitize_tree(root: Node, keep: set[Node] | None = None) -> None:
     stack = [root]
     while stack:
         node = stack.pop()
+        if node.tag in _RAW_TEXT_RENAMED:
+            if node.tag == "xmp" and node.text:  # dom.parse escaped it once for parity (Modest's output)
+                node.text = node.text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&")
+            node.tag = _RAW_TEXT_RENAMED[node.tag]
         if node.attrs:
             cleaned = _safe_attrs(node.attrs)
             if cleaned is not None:
@@ -101,29 +120,73 @@ def sanitize_tree(root: Node, keep: set[Node] | None = None) -> None:
         kids = node.children
         if not kids:
             continue
-        if any(kid.tag in DROPPED_ELEMENTS and (keep is None or kid in keep) for kid in kids):
-            kids = node.children = _without_dropped(node, kids, keep)
+        if any(kid.tag in _REMOVED and (keep is None or kid in keep) for kid in kids):
+            kids = node.children = _without_removed(node, kids, keep)
         stack.extend(kid for kid in kids if keep is None or kid in keep)
 
 
-def _without_dropped(parent: Node, kids: list[Node], keep: set[Node] | None) -> list[Node]:
-    # A dropped element's tail is content: it moves to the previous *kept* sibling (unkept siblings are
-    # not written, and their tails with them), else to the parent's text.
+def _without_removed(parent: Node, kids: list[Node], keep: set[Node] | None) -> list[Node]:
+    """``parent``'s new children: dropped elements gone, unwrapped ones replaced by their children.
+
+    Text that was inside or after a removed element moves to the previous *kept* sibling's tail (unkept
+    siblings are not written, and their tails with them), else to the parent's text.
+    """
     out: list[Node] = []
     previous: Node | None = None
-    for kid in kids:
-        kept = keep is None or kid in keep
-        if kept and kid.tag in DROPPED_ELEMENTS:
-            if kid.tail:
-                if previous is not None:
-                    previous.tail = (previous.tail or "") + kid.tail
-                else:
-                    parent.text = (parent.text or "") + kid.tail
+
+    def add_text(text: str) -> None:
+        if previous is not None:
+            previous.tail = (previous.tail or "") + text
+        else:
+            parent.text = (parent.text or "") + text
+
+    pending: list[Node | str] = list(reversed(kids))  # a str is the tail of an unwrapped element
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            add_text(item)
             continue
-        out.append(kid)
+        kept = keep is None or item in keep
+        if kept and item.tag in DROPPED_ELEMENTS:
+            if item.tail:
+                add_text(item.tail)
+            continue
+        if kept and item.tag in UNWRAPPED_ELEMENTS:
+            if item.text:
+                add_text(item.text)
+            if item.tail:
+                pending.append(item.tail)
+            pending.extend(reversed(item.children))
+            continue
+        item.parent = parent
+        out.append(item)
         if kept:
-            previous = kid
+            previous = item
     return out
+
+
+_TEMPLATE_TAG = re.compile(r"<(/?)template\b", re.IGNORECASE)
+
+
+def active_content(html: str) -> list[str]:
+    """What in ``html`` a browser could run: scripting elements, event handlers, unsafe URLs (empty: none).
+
+    Parses ``html`` with Lexbor as a browser would (``<template>`` content is inspected too) and reports
+    each element in :data:`DROPPED_ELEMENTS` or :data:`UNWRAPPED_ELEMENTS`, each ``on*`` attribute and each attribute that
+    :func:`_unsafe_attr` rejects, as ``"tag[attr]"`` strings.
+    """
+    tree = LexborHTMLParser(_TEMPLATE_TAG.sub(r"<\1div", html))
+    found: list[str] = []
+    for node in tree.root.traverse() if tree.root is not None else ():
+        tag = (node.tag or "").lower()
+        if tag.startswith(("-", "_", "!")):
+            continue
+        if tag in _REMOVED:
+            found.append(tag)
+        for name, value in (node.attributes or {}).items():
+            if name.lower() not in ("_item_id", "cc-block-type") and _unsafe_attr(name.lower(), value or ""):
+                found.append(f"{tag}[{name}]")
+    return found
 
 
 # ── Markdown ────────────────────────────────────────────────────────────────────
@@ -143,17 +206,16 @@ def _unsafe_destination(text: str) -> bool:
 
 
 def _neutralise(segment: str) -> str:
-    segment = _TAG_START.sub(r"\\<", segment)
-    if "](" not in segment:
-        return segment
-    out: list[str] = []
-    last = 0
-    for match in _INLINE_DEST.finditer(segment):
-        if _unsafe_destination(segment[match.end() :]):
-            out.append(segment[last : match.start()] + "]\\(")
-            last = match.start() + 2
-    out.append(segment[last:])
-    return "".join(out)
+    if "](" in segment:
+        out: list[str] = []
+        last = 0
+        for match in _INLINE_DEST.finditer(segment):
+            if _unsafe_destination(segment[match.end() :]):
+                out.append(segment[last : match.start()] + "]\\(")
+                last = match.start() + 2
+        out.append(segment[last:])
+        segment = "".join(out)
+    return _TAG_START.sub(r"\\<", segment)
 
 
 def _sanitize_line(line: str) -> str:

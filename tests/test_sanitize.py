@@ -1,0 +1,128 @@
+"""Sanitised output: no scripts, handlers or script URLs in main HTML or Markdown; nothing else lost."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from extract_trt import Extractor
+from extract_trt.runtime.reconstruct import reconstruct
+from extract_trt.runtime.sanitize import active_content, is_unsafe_url, sanitize_markdown
+from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.simplify_v1 import DRIPPER_V1
+from extract_trt.runtime.types import Labels
+
+from hostile_pages import XSS_PAGES, XSS_VECTORS, AllMain, in_page, seed_pages
+
+SANITISED = Extractor(labeler=AllMain(), output=("markdown", "text"))
+KEPT = Extractor(labeler=AllMain(), output=("markdown", "text"), keep_markup=True)
+_SCRIPT_URL = re.compile(r"(java|vb)script:", re.IGNORECASE)
+
+
+def vector_page(name: str, fragment: str) -> str:
+    return XSS_PAGES.get(name) or in_page(fragment)
+
+
+@pytest.mark.parametrize("name, fragment", XSS_VECTORS + [(k, "") for k in XSS_PAGES if k not in dict(XSS_VECTORS)])
+def test_no_active_content_survives(name: str, fragment: str) -> None:
+    html = vector_page(name, fragment)
+    r = SANITISED.extract(html)
+    if r.error is not None:  # a raw NUL makes the page read as binary: nothing is emitted at all
+        assert r.error.startswith("InputFormatError") and r.main_html == ""
+        return
+    assert active_content(r.main_html) == []
+    assert "river restoration" in r.text  # the article around the vector is still there
+    if fragment.startswith("<p>Hello"):
+        assert re.search(r"Hello\b.*\bworld", r.text, re.DOTALL)  # text after a removed element is kept
+    assert not _SCRIPT_URL.search(r.markdown) and "<script" not in r.markdown.lower()
+    assert "alert(1)" not in r.text
+
+
+@pytest.mark.parametrize("name", ["script", "img-onerror", "js-href-case", "svg-xlink", "url-unescape-breakout"])
+def test_keep_markup_keeps_the_reference_output(name: str) -> None:
+    html = in_page(dict(XSS_VECTORS)[name])
+    kept = KEPT.extract(html)
+    assert active_content(kept.main_html) != []  # the checker sees what sanitising removes
+    page = simplify(html)
+    assert kept.main_html == reconstruct(page, Labels(np.ones(len(page), dtype=bool), "t"))
+
+
+def test_escaped_text_stays_text_under_the_dripper_profile() -> None:
+    # The Dripper v1.0 reference unescapes its whole output: escaped text in the page becomes markup.
+    html = in_page("<p>Write &lt;script&gt;alert(1)&lt;/script&gt; to test.</p>")
+    labels = lambda page: Labels(np.ones(len(page), dtype=bool), "t")  # noqa: E731
+    page = simplify(html, profile=DRIPPER_V1)
+    assert "<script>alert(1)</script>" in reconstruct(page, labels(page))
+    page = simplify(html, profile=DRIPPER_V1)
+    safe = reconstruct(page, labels(page), sanitize=True)
+    assert active_content(safe) == [] and "&lt;script&gt;alert(1)&lt;/script&gt;" in safe
+
+
+def test_input_block_marks_are_dropped_real_ones_kept() -> None:
+    html = in_page('<p _item_id="99" cc-block-type="true">Forged marks on a paragraph.</p>')
+    r = SANITISED.extract(html)
+    ids = sorted(int(i) for i in re.findall(r'_item_id="(\d+)"', r.main_html))
+    assert ids == list(range(1, r.n_blocks + 1)) and "cc-block-type" not in r.main_html
+
+
+def test_legacy_raw_text_elements_read_back_as_text() -> None:
+    r = SANITISED.extract("<body><xmp><b>a & b</b></xmp><p>middle paragraph</p><plaintext><i>rest</i>")
+    assert "<xmp" not in r.main_html and "<plaintext" not in r.main_html
+    assert r.text.split("\n\n") == ["<b>a & b</b>", "middle paragraph", "<i>rest</i>"]
+
+
+def test_real_pages_lose_no_text_to_sanitising() -> None:
+    sanitised = Extractor(labeler=AllMain(), output="text")
+    kept_markup = Extractor(labeler=AllMain(), output="text", keep_markup=True)
+    for html in seed_pages(18, max_chars=10**9):
+        safe, kept = sanitised.extract(html), kept_markup.extract(html)
+        assert safe.error is None and active_content(safe.main_html) == []
+        assert safe.text == kept.text
+
+
+@pytest.mark.parametrize(
+    "url, attr, unsafe",
+    [
+        ("javascript:alert(1)", "href", True),
+        ("  JAVA\tSCRIPT:alert(1)", "href", True),
+        ("\x01javascript:x", "href", True),
+        ("vbscript:x", "href", True),
+        ("data:text/html,<script>x</script>", "href", True),
+        ("data:image/png;base64,AAAA", "href", True),
+        ("data:image/png;base64,AAAA", "src", False),
+        ("data:text/html,x", "src", True),
+        ("https://example.com/javascript:x", "href", False),
+        ("/relative/javascript:x", "href", False),
+        ("mailto:a@example.com", "href", False),
+    ],
+)
+def test_is_unsafe_url(url: str, attr: str, unsafe: bool) -> None:
+    assert is_unsafe_url(url, attr) is unsafe
+
+
+@pytest.mark.parametrize(
+    "markdown, expected",
+    [
+        ("[click](javascript:alert(1))", "[click]\\(javascript:alert(1))"),
+        ("[click]( <JAVA SCRIPT:x>)", "[click]\\( \\<JAVA SCRIPT:x>)"),
+        ("![img](data:image/png;base64,AA) [ok](https://x.org)", "![img](data:image/png;base64,AA) [ok](https://x.org)"),
+        ("see <img src=x onerror=alert(1)> and <javascript:alert(1)>", "see \\<img src=x onerror=alert(1)> and \\<javascript:alert(1)>"),
+        ("a < b and b > c", "a < b and b > c"),
+        ("`<script>` stays code, <b> does not", "`<script>` stays code, \\<b> does not"),
+        ("```\n<script>code</script>\n[x](javascript:y)\n```\n<i>", "```\n<script>code</script>\n[x](javascript:y)\n```\n\\<i>"),
+        ("[ref]: javascript:alert(1)", "\\[ref]: javascript:alert(1)"),
+        ("[ref]: https://example.com", "[ref]: https://example.com"),
+    ],
+)
+def test_sanitize_markdown(markdown: str, expected: str) -> None:
+    assert sanitize_markdown(markdown) == expected
+
+
+def test_markdown_of_text_that_looks_like_markup() -> None:
+    html = in_page("<p>Try [click](javascript:alert(1)) or &lt;img src=x onerror=alert(2)&gt; here.</p>")
+    r = SANITISED.extract(html)
+    assert "](javascript:" not in r.markdown and not re.search(r"(?<!\\)<img", r.markdown)
+    assert "[click]\\(javascript:alert(1))" in r.markdown and "\\<img src=x onerror=alert(2)>" in r.markdown
+    assert KEPT.extract(html).markdown.count("](javascript:") == 1
