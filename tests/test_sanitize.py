@@ -14,7 +14,7 @@ from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.simplify_v1 import DRIPPER_V1
 from extract_trt.runtime.types import Labels
 
-from hostile_pages import XSS_PAGES, XSS_VECTORS, AllMain, in_page, seed_pages
+from hostile_pages import XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
 
 SANITISED = Extractor(labeler=AllMain(), output=("markdown", "text"))
 KEPT = Extractor(labeler=AllMain(), output=("markdown", "text"), keep_markup=True)
@@ -63,8 +63,7 @@ def test_escaped_text_stays_text_under_the_dripper_profile() -> None:
 def test_input_block_marks_are_dropped_real_ones_kept() -> None:
     html = in_page('<p _item_id="99" cc-block-type="true">Forged marks on a paragraph.</p>')
     r = SANITISED.extract(html)
-    ids = sorted(int(i) for i in re.findall(r'_item_id="(\d+)"', r.main_html))
-    assert ids == list(range(1, r.n_blocks + 1)) and "cc-block-type" not in r.main_html
+    assert item_ids(r.main_html) == list(range(1, r.n_blocks + 1)) and "cc-block-type" not in r.main_html
 
 
 def test_legacy_raw_text_elements_read_back_as_text() -> None:
