@@ -2,11 +2,13 @@
 
 Subcommands live in their own modules and are registered on :data:`app` here; keep them thin — the
 work belongs in :mod:`extract_trt.runtime` (and, later, ``eval``/``export``), so that the library API
-can do everything the CLI does. Planned, not yet implemented: ``eval``, ``bench``, ``train``, ``export``.
+can do everything the CLI does.
 """
 
 import typer
 
+from extract_trt.cli import bench as bench_cli
+from extract_trt.cli import eval as eval_cli
 from extract_trt.cli import run_job
 from extract_trt.cli.export import export_app
 from extract_trt.cli.extract import EPILOG, extract
@@ -24,6 +26,8 @@ app = typer.Typer(
 app.command("extract", no_args_is_help=True, epilog=EPILOG)(extract)
 app.command("run-job", no_args_is_help=True, epilog=run_job.EPILOG)(run_job.run_job_command)
 app.command("train")(train)
+app.command("eval", no_args_is_help=True, epilog=eval_cli.EPILOG)(eval_cli.eval_command)
+app.command("bench", epilog=bench_cli.EPILOG)(bench_cli.bench_command)
 app.add_typer(export_app, name="export")
 
 

@@ -1,0 +1,120 @@
+"""``extract-trt bench``: pipeline and per-stage throughput, latency, peak RSS and $/M pages for every
+labeler × ONNX Runtime provider × {1, N} worker processes, then the analytic GPU roofline projection on the
+same pages. Thin glue over :func:`extract_trt.eval.bench.run_bench`.
+
+Exit status: 0 when the bench ran (configurations that cannot run are listed as skipped); 2 when it
+cannot start (no inputs, bad price).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+EPILOG = """Examples:
+
+  extract-trt bench                                   # the bundled sample pages, all labelers
+
+  extract-trt bench ../shared/data/wcxb-dev.jsonl.gz -n 200 --labeler default --workers 2
+
+  extract-trt bench pages.jsonl --price-per-hour a100 --tokenizer tokenizer.json --json bench.json
+
+  extract-trt bench pages.jsonl --labeler models/encoder-onnx --provider CUDAExecutionProvider
+"""
+
+
+def bench_command(
+    inputs: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="Pages, as for `extract-trt extract` (files, directories, globs, JSONL, WARC). "
+            "Default: the bundled sample pages.",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Pages to read from the inputs.")] = 200,
+    labelers: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--labeler",
+            "-l",
+            help="Labeler (default, heuristic, a model directory, module:attr); repeat. Default: default and heuristic.",
+        ),
+    ] = None,
+    providers: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--provider",
+            help="ONNX Runtime provider for exported model directories; repeat. Default: all available.",
+        ),
+    ] = None,
+    workers: Annotated[
+        Optional[int], typer.Option("--workers", "-w", min=1, help="N of the multi-process run (default: CPUs).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Conversion stage output: markdown, text or html.")] = "markdown",
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Pages labelled together.")] = 16,
+    price: Annotated[
+        Optional[str],
+        typer.Option(
+            "--price-per-hour",
+            help="$/hour for the cost column: a number or l4 (0.39), a100 (1.50), cpu-core (0.045). "
+            "Default: cpu-core per worker for CPU runs, l4 for GPU runs.",
+        ),
+    ] = None,
+    roofline: Annotated[
+        bool, typer.Option("--roofline/--no-roofline", help="Analytic GPU projection on the same pages.")
+    ] = True,
+    tokenizer: Annotated[
+        Optional[Path],
+        typer.Option("--tokenizer", help="tokenizer.json for the projection's token counts (default: a local BPE)."),
+    ] = None,
+    compute_efficiency: Annotated[float, typer.Option(min=0.01, max=1.0, help="Share of peak FLOP/s assumed.")] = 0.5,
+    bandwidth_efficiency: Annotated[
+        float, typer.Option(min=0.01, max=1.0, help="Share of peak memory bandwidth assumed.")
+    ] = 0.8,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write every figure to this JSON file.")] = None,
+) -> None:
+    """Measure speed and cost: stages, pages/s, p50/p95, peak RSS, providers in use, $/M pages, GPU roofline."""
+    from extract_trt.cli.extract import sample_paths
+    from extract_trt.eval.bench import run_bench
+    from extract_trt.eval.cost import resolve_price
+    from extract_trt.eval.roofline import Assumptions
+    from extract_trt.runtime.errors import InputFormatError
+    from extract_trt.runtime.io import iter_records
+
+    if fmt not in ("markdown", "text", "html"):
+        raise typer.BadParameter("use markdown, text or html", param_hint="--format")
+    if price is not None:
+        try:
+            resolve_price(price)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--price-per-hour") from exc
+    try:
+        records = list(itertools.islice(iter_records(inputs or sample_paths()), limit))
+    except InputFormatError as exc:
+        typer.echo(f"extract-trt: error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    report = run_bench(
+        records,
+        labelers,
+        providers=providers,
+        workers=workers,
+        output=fmt,
+        batch_size=batch_size,
+        price=price,
+        roofline=roofline,
+        tokenizer_file=str(tokenizer) if tokenizer else None,
+        assumptions=Assumptions(compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency),
+        on_run=lambda run: typer.echo(
+            f"measured {run.labeler}, {run.workers} worker(s)" + (f": skipped ({run.skipped})" if run.skipped else ""),
+            err=True,
+        ),
+    )
+    typer.echo(report.to_text())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
+        typer.echo(f"\nwrote {json_out}")
