@@ -3,8 +3,8 @@
 What is counted, per page (spec §2.1–§2.3, §3.2):
 
 * **encoder (Pulpie format)**: every block string encoded on its own without special tokens, followed by one
-  ``<|sep|>``; blocks packed greedily into chunks of at most 8,192 tokens with BOS and EOS (a block longer
-  than the budget is cut and sits alone) → the packed chunk lengths (:func:`pack_lengths`).
+  ``<|sep|>``; blocks packed by the runtime's packer into chunks of at most 8,192 tokens with BOS and EOS
+  → the packed chunk lengths (:func:`pack_lengths`).
 * **decoder (Dripper v1.1 format)**: prompt = the ``short_compact`` prompt with the whole simplified HTML,
   in the single system + user chat template → prompt tokens; output = the compact answer
   ``<answer>1main2other…</answer>`` → output tokens (:func:`answer_tokens`).
@@ -28,7 +28,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from extract_trt.eval.stats import percentile
+from extract_trt.kernels.packing import pack_chunks
 from extract_trt.runtime.types import PageBlocks
 
 __all__ = [
@@ -68,31 +71,11 @@ MIN_BPE_PAGES = 40
 FALLBACK_CHARS_PER_TOKEN = 3.3
 
 
-def pack_lengths(block_lengths: Sequence[int], max_tokens: int = MAX_CHUNK_TOKENS, *, bos: bool = True, eos: bool = True) -> list[int]:
-    """Lengths of the chunks Pulpie's packer (spec §3.2) makes from per-block token counts.
-
-    Each block costs ``len + 1`` (its ``<|sep|>``); budget = ``max_tokens`` minus BOS/EOS; greedy in order;
-    an oversized block is truncated to ``budget - 1`` tokens + ``<|sep|>`` and sits alone.
-    """
-    special = int(bos) + int(eos)
-    budget = max_tokens - special
-    chunks: list[int] = []
-    current = 0
-    for n in block_lengths:
-        cost = n + 1
-        if cost > budget:
-            if current:
-                chunks.append(current + special)
-                current = 0
-            chunks.append(budget + special)
-            continue
-        if current + cost > budget:
-            chunks.append(current + special)
-            current = 0
-        current += cost
-    if current:
-        chunks.append(current + special)
-    return chunks
+def pack_lengths(block_lengths: Sequence[int], max_tokens: int = MAX_CHUNK_TOKENS) -> list[int]:
+    """Lengths (BOS and EOS included) of the chunks Pulpie's packer makes from blocks of these token counts
+    (:func:`extract_trt.kernels.packing.pack_chunks`, spec §3.2)."""
+    blocks = [np.zeros(n, dtype=np.int64) for n in block_lengths]
+    return [len(chunk) for chunk in pack_chunks(blocks, max_tokens, sep_id=0, bos_id=0, eos_id=0)]
 
 
 def answer_tokens(n_blocks: int) -> int:
@@ -214,21 +197,25 @@ def token_stats(pages: Sequence[PageTokens]) -> TokenStats:
 
 
 def measure_pages(
-    pages: Sequence[PageBlocks], tokenizer_file: str | None = None, vocab_size: int = 32000
+    pages: Sequence[PageBlocks],
+    tokenizer_file: str | None = None,
+    vocab_size: int = 32000,
+    *,
+    min_bpe_pages: int = MIN_BPE_PAGES,
 ) -> tuple[list[PageTokens], str]:
     """Token counts of ``pages`` and a line saying how they were obtained.
 
     With ``tokenizer_file`` every page is counted with it. Otherwise two-fold cross-fitting keeps every
     count held out: a BPE trained on the even-numbered pages counts the odd ones and vice versa. With fewer
-    than :data:`MIN_BPE_PAGES` pages, :class:`CharsPerToken` counts instead.
+    than ``min_bpe_pages`` pages, :class:`CharsPerToken` counts instead.
     """
     if tokenizer_file:
         tok = load_tokenizer(tokenizer_file)
         template = _template_tokens(tok)
         return [count_page_tokens(p, tok, template) for p in pages], f"tokenizer {tokenizer_file}"
-    if len(pages) < MIN_BPE_PAGES:
+    if len(pages) < max(2, min_bpe_pages):
         tok = CharsPerToken()
-        how = f"{tok.chars_per_token} characters per token (fewer than {MIN_BPE_PAGES} pages to train a BPE on)"
+        how = f"{tok.chars_per_token} characters per token (fewer than {min_bpe_pages} pages to train a BPE on)"
         return [count_page_tokens(p, tok) for p in pages], how
     folds = (list(range(0, len(pages), 2)), list(range(1, len(pages), 2)))
     counts: dict[int, PageTokens] = {}
