@@ -36,7 +36,7 @@ def pulpie_pages() -> list[dict]:
 
 @lru_cache(maxsize=None)
 def tokenizer_dir() -> Path:
-    """A 700-token byte-level BPE trained on the shared pages' simplified HTML and the prompts."""
+    """A 2000-token byte-level BPE trained on the shared pages' simplified HTML and the prompts."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -53,7 +53,7 @@ def tokenizer_dir() -> Path:
     tok.decoder = decoders.ByteLevel()
     texts = [simplify(p["html"]).simplified_html[:20000] for p in pulpie_pages()] + list(PROMPTS.values())
     trainer = trainers.BpeTrainer(
-        vocab_size=700, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+        vocab_size=2000, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
     )
     tok.train_from_iterator(texts, trainer)
     tok.add_tokens(["<think>", "</think>"])

@@ -118,15 +118,17 @@ def export_decoder(
     eos_id = hf_tokenizer.convert_tokens_to_ids("<|im_end|>") if "<|im_end|>" in hf_tokenizer.get_vocab() else hf_tokenizer.eos_token_id
     pad_id = hf_tokenizer.pad_token_id if hf_tokenizer.pad_token_id is not None else 0
 
+    torch_model = _load_model(checkpoint)
     with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
-        plain_path = _optimum_export(checkpoint, Path(tmp), options.opset)
+        plain_path = _optimum_export(torch_model, checkpoint, Path(tmp), options.opset)
         model = onnx.load(str(plain_path))
         add_choice_logits(model, choice_ids)
         fp32_path = out / VARIANT_FILES["fp32"]
         _save_onnx(model, fp32_path)
         del model
     samples = _verification_samples(checkpoint, hf_tokenizer, profile, options)
-    torch_logits = _torch_logits(checkpoint, samples)
+    torch_logits = _torch_logits(torch_model, samples)
+    del torch_model
     variants = {"fp32": _verify("fp32", fp32_path, samples, torch_logits, choice_ids, report)}
     if "int8" in options.variants:
         _write_int8(fp32_path, out / VARIANT_FILES["int8"])
@@ -207,14 +209,20 @@ def add_choice_logits(model, choice_ids: Sequence[int]) -> None:
 # -- export and verification ------------------------------------------------------------------------
 
 
-def _optimum_export(checkpoint: Path, tmp: Path, opset: int) -> Path:
-    from optimum.exporters.onnx import main_export
+def _load_model(checkpoint: Path):
+    """The checkpoint in fp32 with eager attention: its export is a plain MatMul/Softmax graph, about twice
+    as fast on CPU as the SDPA export (which guards the whole score tensor against NaN rows)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32, attn_implementation="eager").eval()
+
+
+def _optimum_export(model, checkpoint: Path, tmp: Path, opset: int) -> Path:
+    from optimum.exporters.onnx import onnx_export_from_model
 
     try:
-        main_export(
-            str(checkpoint), output=tmp, task="text-generation-with-past", opset=opset, device="cpu",
-            do_validation=False, no_post_process=True,
-        )  # fmt: skip
+        onnx_export_from_model(model, tmp, task="text-generation-with-past", opset=opset, do_validation=False, no_post_process=True)
     except Exception as exc:
         raise ExportError(f"Optimum could not export {checkpoint}: {type(exc).__name__}: {exc}") from exc
     path = tmp / "model.onnx"
@@ -247,11 +255,9 @@ def _verification_samples(checkpoint: Path, hf_tokenizer, profile, options: Deco
     return samples
 
 
-def _torch_logits(checkpoint: Path, samples: list[_Sample]) -> list[np.ndarray]:
+def _torch_logits(model, samples: list[_Sample]) -> list[np.ndarray]:
     import torch
-    from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).eval()
     with torch.no_grad():
         return [model(input_ids=torch.from_numpy(s.ids[None, :])).logits[0].float().numpy() for s in samples]
 

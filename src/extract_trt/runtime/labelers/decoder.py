@@ -27,6 +27,7 @@ reference parser rejects (v1.0: no ``main`` at all), is labelled by the fallback
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -128,7 +129,8 @@ class PageDecode:
     """The decoder's result for one page."""
 
     labels: Labels
-    answer: str = ""  # the decoded answer text ("" for fallback pages)
+    answer: str = ""  # the decoded answer text ("" when the page did not fit the context)
+    choices: np.ndarray | None = None  # the decoder's own main/other per block (also when rejected)
     stats: DecodeStats = field(default_factory=DecodeStats)
     fallback_reason: str | None = None
 
@@ -385,17 +387,14 @@ class DecoderLabeler:
             per_page = (time.perf_counter() - t0) / len(batch)
             for job in batch:
                 job.stats.seconds = per_page
-        results: list[PageDecode | None] = [None] * len(pages)
-        for i, job in enumerate(jobs):
-            if job is not None:
-                results[i] = self._finish(pages[i], job, reasons)
+        results = [self._finish(pages[i], job, reasons) if job else PageDecode(Labels(np.zeros(0, bool), self.name))
+                   for i, job in enumerate(jobs)]  # fmt: skip
         fallback = [i for i in range(len(pages)) if i in reasons]
         if fallback:
             labels = self.fallback_labeler.label([pages[i] for i in fallback])
             for i, lab in zip(fallback, labels):
                 lab.fallback = True
-                stats = jobs[i].stats if jobs[i] is not None else DecodeStats()
-                results[i] = PageDecode(labels=lab, stats=stats, fallback_reason=reasons[i])
+                results[i] = dataclasses.replace(results[i], labels=lab, fallback_reason=reasons[i])
         self.last_decodes = results
         return results
 
@@ -422,9 +421,9 @@ class DecoderLabeler:
             parsed = parse_answer(answer, require_main=self.profile.require_main)
         except AnswerParseError as exc:
             reasons[job.page] = f"answer rejected: {exc}"
-            return PageDecode(labels=Labels(np.zeros(len(page), dtype=bool), self.name), answer=answer, stats=job.stats)
+            return PageDecode(Labels(job.main, self.name), answer, job.main, job.stats)
         main = labels_from_answer(parsed, [b.item_id for b in page.blocks])
-        return PageDecode(labels=Labels(main, self.name, probability=job.p_main), answer=answer, stats=job.stats)
+        return PageDecode(Labels(main, self.name, probability=job.p_main), answer, job.main, job.stats)
 
     # ── naive reference: one token per pass, full-vocabulary masked argmax ───────────────
 
