@@ -59,6 +59,7 @@ def test_single_process_run_reports_every_stage(records):
     assert run.steady_pages == 4  # the first batch of 2 is start-up
     assert run.peak_rss > 50 * 2**20
     assert run.providers_used is None  # the heuristic has no ONNX Runtime session
+    assert run.sub_stage_seconds == {}  # nor a prepare/infer split
 
 
 def test_worker_processes_and_the_default_model_on_ort(records):
@@ -107,6 +108,8 @@ def test_exported_encoder_on_a_requested_provider(records):
     runs = bench_matrix(pages, [model], providers=["CPUExecutionProvider", "CUDAExecutionProvider"], batch_size=2)
     cpu, cuda = runs
     assert cpu.skipped is None and cpu.providers_used[0] == "CPUExecutionProvider" and not cpu.fallback
+    # the encoder's prepare/infer steps are timed apart: tokenize + pack vs the model
+    assert set(cpu.sub_stage_seconds) == {"tokenize+pack", "infer"} and all(v > 0 for v in cpu.sub_stage_seconds.values())
     if "CUDAExecutionProvider" not in ort.get_available_providers():
         assert cuda.fallback and cuda.providers_used[0] == "CPUExecutionProvider"
 

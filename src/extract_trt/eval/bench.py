@@ -9,8 +9,9 @@ reports:
 * per stage (``decode`` bytes → str, ``simplify`` = parse + simplify, ``label``, ``reconstruct``,
   ``convert``): total seconds, pages/s of the stage alone (pages / its summed seconds) and share of the page
   time, from the per-page timings the Extractor records (in the workers when ``workers > 1``);
-* labeller sub-stages such as ``tokenize``/``pack``/``infer`` when the labeler keeps cumulative seconds in a
-  ``stage_seconds: dict[str, float]`` attribute (read before and after a single-process run);
+* the label stage split into ``tokenize+pack`` and ``infer`` for labelers with the two-step API
+  ``prepare(pages) -> prepared`` / ``infer(prepared) -> labels`` (the encoder backend), measured in a second,
+  single-process pass over the same simplified pages in groups of ``batch_size``;
 * p50/p95 per-page latency (sum of the page's stage times);
 * peak RSS of the process tree (this process + workers), sampled every 20 ms with psutil;
 * the ONNX Runtime providers the labeler's sessions actually use: every ``onnxruntime.InferenceSession``
@@ -36,6 +37,9 @@ from extract_trt.eval.cost import Price, cost_per_million, resolve_price
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import percentile
 from extract_trt.runtime.batch import run as run_batch
+from extract_trt.runtime.decode import decode_html
+from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.types import PageBlocks
 
 __all__ = [
     "STAGES",
@@ -46,6 +50,7 @@ __all__ = [
     "bench_matrix",
     "bench_pipeline",
     "format_runs",
+    "label_sub_stages",
     "run_bench",
     "session_providers",
 ]
@@ -214,7 +219,6 @@ def bench_pipeline(
         run.skipped = f"{type(exc).__name__}: {exc}"
         return run
     run.providers_used = session_providers(lab)
-    before = dict(getattr(lab, "stage_seconds", {}) or {})
     # Worker processes build their own labeler from its name when they can (ORT sessions do not pickle).
     by_name = workers > 1 and provider is None and not takes_provider(labeler) and ":" not in labeler
     kwargs = {"labeler": labeler if by_name else lab, "output": output, "batch_size": batch_size}
@@ -243,10 +247,31 @@ def bench_pipeline(
         run.steady_pages = run.pages - _first_batch(run.pages, batch_size)
         run.steady_seconds = end - first
     run.stage_seconds = {k: v for k, v in stages.items() if v > 0 or k in STAGES}
-    after = getattr(lab, "stage_seconds", None)
-    if workers <= 1 and isinstance(after, dict):
-        run.sub_stage_seconds = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    if workers <= 1:
+        run.sub_stage_seconds = label_sub_stages(lab, records, batch_size)
     return run
+
+
+def simplified_pages(records: Sequence[dict[str, Any]]) -> list[PageBlocks]:
+    """The simplified pages of byte records (read errors skipped)."""
+    return [simplify(decode_html(r["html"])) for r in records if isinstance(r.get("html"), bytes)]
+
+
+def label_sub_stages(labeler: object, records: Sequence[dict[str, Any]], batch_size: int = 16) -> dict[str, float]:
+    """Seconds of ``prepare`` (tokenize + pack) and ``infer`` for a labeler with that two-step API, else ``{}``."""
+    prepare, infer = getattr(labeler, "prepare", None), getattr(labeler, "infer", None)
+    if not (callable(prepare) and callable(infer)):
+        return {}
+    pages = simplified_pages(records)
+    out = {"tokenize+pack": 0.0, "infer": 0.0}
+    for start in range(0, len(pages), max(1, batch_size)):
+        t0 = time.perf_counter()
+        prepared = prepare(pages[start : start + batch_size])
+        t1 = time.perf_counter()
+        infer(prepared)
+        out["tokenize+pack"] += t1 - t0
+        out["infer"] += time.perf_counter() - t1
+    return out
 
 
 def _first_batch(pages: int, batch_size: int) -> int:
@@ -332,7 +357,7 @@ def format_runs(runs: Sequence[PipelineRun], price: Price | None = None) -> str:
             rate = rates.get(key)
             lines.append(f"  {key:<12} {seconds:8.3f} {rate or 0:9.1f} {seconds / total:6.1%}")
         for key, seconds in run.sub_stage_seconds.items():
-            lines.append(f"    {key:<10} {seconds:8.3f} {run.pages / seconds if seconds > 0 else 0:9.1f}  (inside label)")
+            lines.append(f"    {key:<13} {seconds:8.3f} {run.pages / seconds if seconds > 0 else 0:9.1f}  (label, measured apart)")
     return "\n".join(lines)
 
 
@@ -407,8 +432,6 @@ def run_bench(
     directories); ``workers`` (N) defaults to the CPUs this process may use.
     """
     from extract_trt.eval.roofline import Assumptions, roofline_report
-    from extract_trt.runtime.decode import decode_html
-    from extract_trt.runtime.simplify import simplify
 
     data = as_bytes_records(records)
     n = workers or default_workers()
@@ -424,9 +447,8 @@ def run_bench(
     chosen = resolve_price(price) if price is not None else None
     report = BenchReport(runs, chosen, environment=environment())
     if roofline:
-        pages = [simplify(decode_html(r["html"])) for r in data if isinstance(r.get("html"), bytes)]
         report.roofline = roofline_report(
-            pages,
+            simplified_pages(data),
             tokenizer_file=tokenizer_file,
             assumptions=assumptions or Assumptions(),
             price_per_hour=chosen.per_hour if chosen is not None else None,
