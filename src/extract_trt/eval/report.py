@@ -293,6 +293,7 @@ class Report:
     def plot_pareto(self, path: str | os.PathLike[str]) -> Path:
         """Quality (headline metric) against pages/s per core, log x axis, frontier drawn; a PNG."""
         import matplotlib
+        import matplotlib.ticker
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -306,7 +307,11 @@ class Report:
         if len(frontier) > 1:
             ax.plot([p[1] for p in frontier], [p[2] for p in frontier], "--", color="tab:red", lw=1, zorder=2)
         ax.set_xscale("log")
-        ax.set_xlabel("pages/s per CPU core (log scale)")
+        plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(plain)
+        ax.tick_params(axis="x", which="minor", labelsize=7)
+        ax.set_xlabel("pages/s per CPU core (log scale); red: Pareto frontier")
         title = METRICS[self.headline][0] if self.headline else "quality"
         ax.set_ylabel(f"mean {title}")
         n_pages = max((info.pages for info in self.candidates), default=0)
