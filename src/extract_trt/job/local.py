@@ -39,7 +39,7 @@ def run_local(
     metas: deque[dict[str, Any]] = deque()  # one per record handed to the pool, popped per result
 
     def records() -> Iterator[dict[str, Any]]:
-        # With workers > 1 this runs in the pool's feeder thread; deque append/popleft are thread-safe.
+        # The pool may pull records from another thread than the one reading results: deque is thread-safe.
         for k, shard in enumerate(shards):
             for record in iter_shard(shard.input, html_field=config.html_field, max_bytes=config.max_bytes):
                 metas.append(record_meta(record, k))
