@@ -14,8 +14,8 @@ Dataset: one item per pending shard → **read** (CPU tasks, :func:`~extract_trt
 
 Every stage turns a per-record failure into that record's ``error``; nothing a page does fails a task.
 Rows reach the driver in input order (``preserve_order``), where the sink writes each shard and the
-manifest: output goes through the driver, so its bandwidth bounds the job (about 40k pages/s per
-10 Gb/s at ~30 KB of output per page). Backpressure is Ray Data's streaming executor, bounded by
+manifest: output goes through the driver, so its bandwidth bounds the job (about 17k pages/s per
+10 Gb/s at the ~73 KB of main_html + markdown + text per page measured on wcxb-dev pages). Backpressure is Ray Data's streaming executor, bounded by
 ``max_in_flight_mb`` of object store, ``cpu_tasks`` per CPU stage and the actor pool size.
 """
 
