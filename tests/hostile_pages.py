@@ -219,3 +219,93 @@ def text_is_from_input(source: str, text: str) -> bool:
         if count > max(raw[char], decoded[char]):
             return False
     return True
+
+
+# ── random pages ────────────────────────────────────────────────────────────────
+
+_TAGS = ["div", "p", "span", "a", "b", "i", "em", "table", "tr", "td", "th", "ul", "ol", "li", "dl", "dd", "h1",
+         "h3", "pre", "code", "br", "hr", "img", "script", "style", "iframe", "object", "embed", "svg", "math",
+         "template", "select", "option", "xmp", "noscript", "form", "input", "source", "wbr", "details", "summary",
+         "nav", "header", "footer", "article", "section", "main", "aside", "cc-alg-uc-text", "answer", "font",
+         "center", "blockquote", "figure", "caption", "textarea", "title", "head", "body", "html", "frameset",
+         "plaintext", "listing", "marquee", "x-custom"]  # fmt: skip
+_ATTR_NAMES = ["class", "id", "href", "src", "style", "onclick", "onerror", "_item_id", "cc-select", "cc-block-type",
+               "srcset", "title", "alt", "hidden", "xlink:href", "action", "formaction", "data", "poster", "lang"]  # fmt: skip
+_ATTR_VALUES = ["nav", "content", "post-body", "footer", "javascript:alert(1)", " JaVa\tScRiPt:x", "data:text/html,x",
+                "data:image/png;base64,AA", "display:none", "display: none", "visibility:hidden", "true", "1", "42",
+                "https://example.com/?a=1&amp;b=&quot;2", "expression(alert(1))", '"', "'", "<>", "x y z", ""]  # fmt: skip
+_WORDS = ["river", "report", "valley", "the", "and", "fish", "decade", "Москва", "北京", "東京", "café", "😀", "&amp;",
+          "&lt;script&gt;", "&#0;", "&nbsp;", "<|sep|>", "1main2other", '_item_id="5"', "<", ">", "&", "\t", "\n",
+          "   ", ".", ",", "©", "\u202e", "\ufeff", "javascript:alert(1)", "[x](javascript:y)"]  # fmt: skip
+
+
+def random_html(rng: random.Random, depth: int = 0) -> str:
+    """A random, often broken, page fragment: nested elements from a hostile alphabet, attributes that
+    trigger sanitising and hiding rules, text with markers, entities and scripts; end tags sometimes missing."""
+    parts: list[str] = []
+    for _ in range(rng.randint(0, 5 if depth < 5 else 1)):
+        if depth >= 8 or rng.random() < 0.35:
+            parts.append(" ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 12))))
+            continue
+        tag = rng.choice(_TAGS)
+        attrs = "".join(
+            f' {rng.choice(_ATTR_NAMES)}="{rng.choice(_ATTR_VALUES)}"' for _ in range(rng.choice((0, 0, 1, 2, 3)))
+        )
+        if rng.random() < 0.1:
+            tag = tag.upper()
+        parts.append(f"<{tag}{attrs}>{random_html(rng, depth + 1)}")
+        if rng.random() < 0.85:
+            parts.append(f"</{tag}>")
+    return "".join(parts)
+
+
+_ENCODINGS = ["utf-8", "utf-8", "utf-8", "cp1252", "gb18030", "shift_jis", "cp1251", "utf-16"]
+
+
+def random_page(rng: random.Random) -> str | bytes:
+    """A random page as ``str``, or as bytes in a random encoding (sometimes declared, sometimes wrongly)."""
+    body = random_html(rng)
+    html = f"<html><head><title>{rng.choice(_WORDS)}</title></head><body>{body}</body></html>" if rng.random() < 0.7 else body
+    if rng.random() < 0.5:
+        return html
+    codec = rng.choice(_ENCODINGS)
+    if rng.random() < 0.3:
+        html = f'<meta charset="{rng.choice(_ENCODINGS)}">' + html
+    return html.encode(codec, "replace")
+
+
+_ERROR = re.compile(r"^[A-Za-z]+Error: \S")
+_MARKDOWN_SCRIPT_LINK = re.compile(r"(?<!\\)\]\(\s*<?\s*(?:javascript|vbscript|data:text)", re.IGNORECASE)
+
+
+def violations(source: str, result) -> list[str]:
+    """The fuzzing properties that ``result`` (of the page whose decoded text is ``source``) breaks."""
+    from extract_trt.runtime.sanitize import active_content
+
+    if result.error is not None:
+        problems = [] if _ERROR.match(result.error) else [f"error not in 'Type: reason' form: {result.error[:80]}"]
+        if result.main_html or result.text or result.labels:
+            problems.append("error result carries output")
+        return problems
+    problems = []
+    if len(result.labels) != result.n_blocks:
+        problems.append(f"{len(result.labels)} labels for {result.n_blocks} blocks")
+    if not text_is_from_input(source, result.text):
+        problems.append("output text has characters the input does not")
+    active = active_content(result.main_html)
+    if active:
+        problems.append(f"active content in main HTML: {active[:5]}")
+    if _MARKDOWN_SCRIPT_LINK.search(_outside_code(result.markdown)):
+        problems.append("script link in Markdown")
+    return problems
+
+
+def _outside_code(markdown: str) -> str:
+    """``markdown`` without fenced code blocks and code spans (text there is shown, never linked)."""
+    kept, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(re.sub(r"(`+).*?\1", "", line))
+    return "\n".join(kept)

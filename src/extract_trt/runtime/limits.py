@@ -142,6 +142,7 @@ class _Expired(BaseException):
 
 
 _armed = False  # only the main thread arms the alarm, so a module flag is enough
+_ALARM_REPEAT = 0.05  # seconds between alarms once the budget is spent
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -167,23 +168,26 @@ def run_within(seconds: float | None, stage: str, fn: Callable[..., T], *args: o
         return fn(*args)
     if seconds <= 0:
         raise TimeBudgetExceededError(f"no time left in the page's budget for {stage}")
+    start = time.perf_counter()
     if not _alarm_usable():
-        start = time.perf_counter()
         out = fn(*args)
-        if time.perf_counter() - start > seconds:
-            raise TimeBudgetExceededError(f"{stage} took more than {seconds:.3g} s")
-        return out
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    try:
-        _armed = True
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+    else:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
         try:
-            return fn(*args)
+            _armed = True
+            # The alarm repeats: an exception raised while a finalizer or gc callback runs is swallowed
+            # by the interpreter ("Exception ignored in …"); the next tick raises it again.
+            signal.setitimer(signal.ITIMER_REAL, seconds, _ALARM_REPEAT)
+            try:
+                out = fn(*args)
+            finally:
+                _armed = False  # an alarm after this point is ignored by the handler
+        except _Expired:
+            raise TimeBudgetExceededError(f"{stage} took more than {seconds:.3g} s (stopped)") from None
         finally:
-            _armed = False  # an alarm after this point is ignored by the handler
-    except _Expired:
-        raise TimeBudgetExceededError(f"{stage} took more than {seconds:.3g} s (stopped)") from None
-    finally:
-        _armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+            _armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    if time.perf_counter() - start > seconds:
+        raise TimeBudgetExceededError(f"{stage} took more than {seconds:.3g} s")
+    return out
