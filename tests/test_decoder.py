@@ -251,3 +251,21 @@ def test_extractor_simplifies_with_the_decoders_profile(model_dir, records, prof
     expected = simplify_v1(html) if profile == "dripper-v1" else simplify(html)
     assert result.n_blocks == len(expected.blocks)
     assert result.labeler.startswith(("decoder:" + profile, "heuristic"))
+
+
+def test_export_cli_writes_a_decoder_directory_with_int8(tmp_path):
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    out = tmp_path / "dripper"
+    args = ["export", "onnx", str(decoder_fixtures.checkpoint(0)), str(out), "--task", "text-generation-with-past",
+            "--profile", "dripper-v1", "--int8", "--max-context", "2048"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    manifest = load_manifest(out)
+    assert set(manifest.variants) == {"fp32", "int8"} and manifest.decoder["profile"] == "dripper-v1"
+    assert manifest.max_tokens == 2048 and manifest.decoder["max_context"] == 2048
+    int8 = DecoderLabeler.from_model_dir(out, variant="int8", mode="jump", fallback_labeler=HeuristicLabeler())
+    page = simplify_v1("<html><body><p>One paragraph of text.</p><p>Another one here.</p></body></html>")
+    assert len(int8.label([page])[0].main) == 2

@@ -122,7 +122,7 @@ def export_decoder(
     with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
         plain_path = _optimum_export(torch_model, checkpoint, Path(tmp), options.opset)
         model = onnx.load(str(plain_path))
-        add_choice_logits(model, choice_ids)
+        lm_head = add_choice_logits(model, choice_ids)
         fp32_path = out / VARIANT_FILES["fp32"]
         _save_onnx(model, fp32_path)
         del model
@@ -131,7 +131,8 @@ def export_decoder(
     del torch_model
     variants = {"fp32": _verify("fp32", fp32_path, samples, torch_logits, choice_ids, report)}
     if "int8" in options.variants:
-        _write_int8(fp32_path, out / VARIANT_FILES["int8"])
+        # The lm head stays fp32 so that choice_logits (fp32 columns) equal the logits' columns.
+        _write_int8(fp32_path, out / VARIANT_FILES["int8"], nodes_to_exclude=[lm_head])
         variants["int8"] = _verify("int8", out / VARIANT_FILES["int8"], samples, torch_logits, choice_ids, report)
 
     import onnxruntime as ort
@@ -184,17 +185,20 @@ def export_decoder(
     return manifest
 
 
-def add_choice_logits(model, choice_ids: Sequence[int]) -> None:
+def add_choice_logits(model, choice_ids: Sequence[int]) -> str:
     """Add the ``choice_logits`` output to an exported causal-LM graph, in place: the input of the lm-head
-    MatMul (the final hidden state) times the lm-head weight's columns ``choice_ids`` only."""
+    MatMul (the final hidden state) times the lm-head weight's columns ``choice_ids`` only. Returns the
+    name of the lm-head node."""
     from onnx import TensorProto, helper, numpy_helper
 
     graph = model.graph
     producer = next((n for n in graph.node if "logits" in n.output), None)
     if producer is None or producer.op_type != "MatMul":
         raise ExportError("the graph's logits do not come from a MatMul (lm head); cannot add choice_logits")
+    if not producer.name:
+        producer.name = "lm_head/MatMul"
     if any(o.name == CHOICE_OUTPUT for o in graph.output):
-        return
+        return producer.name
     hidden, weight = producer.input
     ids_name = f"{CHOICE_OUTPUT}/token_ids"
     columns = f"{CHOICE_OUTPUT}/weight"
@@ -204,6 +208,7 @@ def add_choice_logits(model, choice_ids: Sequence[int]) -> None:
     graph.output.append(
         helper.make_tensor_value_info(CHOICE_OUTPUT, TensorProto.FLOAT, ["batch_size", "sequence_length", 2])
     )
+    return producer.name
 
 
 # -- export and verification ------------------------------------------------------------------------

@@ -338,14 +338,14 @@ def _write_fp16(model, path: Path) -> None:
     _save_onnx(convert_float_to_float16(model, keep_io_types=True), path)
 
 
-def _write_int8(fp32_path: Path, path: Path) -> None:
+def _write_int8(fp32_path: Path, path: Path, nodes_to_exclude: Sequence[str] = ()) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     large = fp32_path.with_name(fp32_path.name + ".data").exists()
     # MatMul/Gemm carry the compute; quantizing the embedding Gather saves memory but not time.
     quantize_dynamic(
         fp32_path, path, op_types_to_quantize=["MatMul", "Gemm"], weight_type=QuantType.QInt8,
-        use_external_data_format=large,
+        use_external_data_format=large, nodes_to_exclude=list(nodes_to_exclude),
     )
 
 
