@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from itertools import islice
 from pathlib import Path
 
@@ -16,7 +18,14 @@ from onnx import TensorProto, helper
 from typer.testing import CliRunner
 
 from extract_trt.cli import app
-from extract_trt.eval.bench import PipelineRun, as_bytes_records, bench_matrix, bench_pipeline, session_providers
+from extract_trt.eval.bench import (
+    PipelineRun,
+    ProcessSampler,
+    as_bytes_records,
+    bench_matrix,
+    bench_pipeline,
+    session_providers,
+)
 from extract_trt.eval.cost import PRICES, cost_per_million, resolve_price
 from extract_trt.eval.roofline import (
     ARCHS,
@@ -68,6 +77,18 @@ def test_worker_processes_and_the_default_model_on_ort(records):
         assert run.skipped is None and run.errors == 0 and len(run.latencies) == 4
     assert one.providers_used == ["CPUExecutionProvider"]  # read from the block model's session
     assert two.workers == 2 and two.stage_seconds["label"] > 0  # timings come back from the workers
+    assert two.cpu_seconds > 0 and two.pages_per_core_s > 0
+
+
+def test_process_sampler_counts_child_cpu_and_memory():
+    import psutil
+
+    busy = 'import time\nt = time.process_time()\nx = b"x" * (80 * 2**20)\nwhile time.process_time() - t < 0.4: pass'
+    own = psutil.Process().memory_info().rss
+    with ProcessSampler() as sampler:
+        subprocess.run([sys.executable, "-c", busy], check=True)
+    assert sampler.children_cpu_seconds >= 0.25  # sampled every 20 ms: the last few ms may be missed
+    assert sampler.peak_rss - own > 70 * 2**20  # the child's 80 MB buffer was resident
 
 
 def test_a_provider_for_a_labeler_that_cannot_take_one_is_reported_not_fatal(records):
@@ -216,6 +237,7 @@ def test_bench_command_prints_stages_and_cost(tmp_path):
     data = json.loads(out.read_text())
     (run,) = data["runs"]
     assert run["labeler"] == "heuristic" and run["pages"] == 3 and run["dollars_per_million"] > 0
-    assert run["price"] == "1×cpu-core"
+    # a CPU run is priced per core-second used
+    assert run["price"] == "cpu-core" and run["dollars_per_million"] == pytest.approx(0.045 / (run["pages_per_core_s"] * 3600) * 1e6)
     bad = CliRunner().invoke(app, ["bench", "--price-per-hour", "tpu", "--no-roofline"])
     assert bad.exit_code == 2

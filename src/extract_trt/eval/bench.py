@@ -13,7 +13,8 @@ reports:
   ``prepare(pages) -> prepared`` / ``infer(prepared) -> labels`` (the encoder backend), measured in a second,
   single-process pass over the same simplified pages in groups of ``batch_size``;
 * p50/p95 per-page latency (sum of the page's stage times);
-* peak RSS of the process tree (this process + workers), sampled every 20 ms with psutil;
+* pages per CPU-second of the process tree (this process + workers; robust to other load on the machine);
+* peak RSS of the process tree, sampled every 20 ms with psutil;
 * the ONNX Runtime providers the labeler's sessions actually use: every ``onnxruntime.InferenceSession``
   found among the labeler's attributes (two levels deep) is asked ``get_providers()``. When a provider was
   requested and the session's first provider differs, the run is flagged ``fallback`` — a silent CPU
@@ -45,7 +46,7 @@ __all__ = [
     "STAGES",
     "BenchReport",
     "PipelineRun",
-    "RssSampler",
+    "ProcessSampler",
     "available_labelers",
     "bench_matrix",
     "bench_pipeline",
@@ -97,16 +98,22 @@ def session_providers(labeler: object) -> list[str] | None:
     return found or None
 
 
-class RssSampler:
-    """Peak resident memory of this process and its children, sampled in a thread (context manager)."""
+class ProcessSampler:
+    """Peak resident memory of this process and its children, and the CPU seconds the children used,
+    sampled in a thread every ``interval`` seconds (context manager)."""
 
     def __init__(self, interval: float = 0.02) -> None:
         self.interval = interval
-        self.peak = 0
+        self.peak_rss = 0
+        self.child_cpu: dict[int, float] = {}  # pid → last seen user + system seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def _sample(self) -> int:
+    @property
+    def children_cpu_seconds(self) -> float:
+        return sum(self.child_cpu.values())
+
+    def _sample(self) -> None:
         import psutil
 
         proc = psutil.Process()
@@ -114,17 +121,20 @@ class RssSampler:
         for child in proc.children(recursive=True):
             try:
                 total += child.memory_info().rss
+                times = child.cpu_times()
+                self.child_cpu[child.pid] = times.user + times.system
             except psutil.Error:  # a worker that just exited
                 pass
-        return total
+        self.peak_rss = max(self.peak_rss, total)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
+            self._sample()
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> RssSampler:
-        self.peak = self._sample()
+    def __enter__(self) -> ProcessSampler:
+        self._sample()
+        self.child_cpu.clear()  # children that existed before are not part of the measurement
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         return self
@@ -133,7 +143,7 @@ class RssSampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.peak = max(self.peak, self._sample())
+        self._sample()
 
 
 @dataclass(slots=True)
@@ -147,7 +157,7 @@ class PipelineRun:
     steady_pages: int = 0  # pages finished after the first result
     steady_seconds: float = 0.0
     wall_seconds: float = 0.0
-    cpu_seconds: float | None = None  # this process only (single-process runs)
+    cpu_seconds: float = 0.0  # this process + its worker processes
     latencies: list[float] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     sub_stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -161,6 +171,11 @@ class PipelineRun:
         if self.steady_seconds > 0 and self.steady_pages > 0:
             return self.steady_pages / self.steady_seconds
         return self.pages / self.wall_seconds if self.wall_seconds > 0 else None
+
+    @property
+    def pages_per_core_s(self) -> float | None:
+        """Pages per CPU second of this process and its workers (= pages/s per fully used core)."""
+        return self.pages / self.cpu_seconds if self.cpu_seconds > 0 else None
 
     @property
     def fallback(self) -> bool:
@@ -180,7 +195,8 @@ class PipelineRun:
     def as_json(self) -> dict[str, Any]:
         return {
             "labeler": self.labeler, "workers": self.workers, "pages": self.pages, "errors": self.errors,
-            "pages_per_s": self.pages_per_s, "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
+            "pages_per_s": self.pages_per_s, "pages_per_core_s": self.pages_per_core_s,
+            "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
             "latency_p50_ms": _ms(percentile(self.latencies, 50)), "latency_p95_ms": _ms(percentile(self.latencies, 95)),
             "stage_seconds": self.stage_seconds, "stage_pages_per_s": self.stage_rates(),
             "sub_stage_seconds": self.sub_stage_seconds, "peak_rss_mb": self.peak_rss / 2**20,
@@ -223,7 +239,7 @@ def bench_pipeline(
     by_name = workers > 1 and provider is None and not takes_provider(labeler) and ":" not in labeler
     kwargs = {"labeler": labeler if by_name else lab, "output": output, "batch_size": batch_size}
     stages = dict.fromkeys(STAGES, 0.0)
-    with RssSampler() as rss:
+    with ProcessSampler() as sampler:
         cpu0, t0 = time.process_time(), time.perf_counter()
         first: float | None = None
         try:
@@ -239,9 +255,9 @@ def bench_pipeline(
             return run
         end = time.perf_counter()
         run.wall_seconds = end - t0
-        if workers <= 1:
-            run.cpu_seconds = time.process_time() - cpu0
-    run.peak_rss = rss.peak
+        own_cpu = time.process_time() - cpu0
+    run.cpu_seconds = own_cpu + sampler.children_cpu_seconds
+    run.peak_rss = sampler.peak_rss
     if first is not None:
         # Pages finished after the first result arrived, over the time since then (module doc).
         run.steady_pages = run.pages - _first_batch(run.pages, batch_size)
@@ -314,21 +330,26 @@ def bench_matrix(
     return runs
 
 
-def run_price(run: PipelineRun, price: Price | None) -> Price:
-    """The price a run is costed at: the given one, else one CPU core per worker, or an L4 on a GPU."""
-    if price is not None:
-        return price
-    if run.on_gpu:
-        return resolve_price("l4")
-    core = resolve_price("cpu-core")
-    return Price(f"{run.workers}×cpu-core", core.per_hour * run.workers, core.basis)
+def run_cost(run: PipelineRun, price: Price | None) -> tuple[Price, float | None]:
+    """The price a run is costed at and its $/M pages (module doc of :mod:`extract_trt.eval.cost`).
+
+    A given price is the whole machine's: $/h ÷ measured pages/s. Otherwise a GPU run is priced as an L4
+    on its pages/s, and a CPU run per core-second it used: cpu-core $/h ÷ pages per CPU-second (what a
+    saturated machine of such cores costs per page, whatever else ran on this one meanwhile).
+    """
+    if price is not None or run.on_gpu:
+        chosen = price if price is not None else resolve_price("l4")
+        pps = run.pages_per_s
+    else:
+        chosen, pps = resolve_price("cpu-core"), run.pages_per_core_s
+    return chosen, (cost_per_million(pps, chosen.per_hour) if pps else None)
 
 
 def format_runs(runs: Sequence[PipelineRun], price: Price | None = None) -> str:
     """Plain-text tables: one line per run, then the per-stage breakdown of each run."""
     lines = [
-        f"{'labeler':<18} {'provider used':<26} {'workers':>7} {'pages':>6} {'pages/s':>8} {'p50 ms':>7} "
-        f"{'p95 ms':>7} {'peak RSS':>9} {'$/M pages':>10}  price"
+        f"{'labeler':<18} {'provider used':<26} {'workers':>7} {'pages':>6} {'pages/s':>8} {'p/s/core':>8} "
+        f"{'p50 ms':>7} {'p95 ms':>7} {'peak RSS':>9} {'$/M pages':>10}  price"
     ]
     for run in runs:
         used = ",".join(p.removesuffix("ExecutionProvider") for p in run.providers_used) if run.providers_used else "- (no ORT session)"
@@ -337,11 +358,11 @@ def format_runs(runs: Sequence[PipelineRun], price: Price | None = None) -> str:
         if run.skipped:
             lines.append(f"{run.labeler:<18} {used:<26} {run.workers:>7} skipped: {run.skipped}")
             continue
-        pps = run.pages_per_s
-        p = run_price(run, price)
-        cost = f"{cost_per_million(pps, p.per_hour):10.2f}" if pps else f"{'-':>10}"
+        p, dollars = run_cost(run, price)
+        cost = f"{dollars:10.2f}" if dollars is not None else f"{'-':>10}"
         lines.append(
-            f"{run.labeler:<18} {used:<26} {run.workers:>7} {run.pages:>6} {pps or 0:8.1f} "
+            f"{run.labeler:<18} {used:<26} {run.workers:>7} {run.pages:>6} {run.pages_per_s or 0:8.1f} "
+            f"{run.pages_per_core_s or 0:8.1f} "
             f"{_ms(percentile(run.latencies, 50)) or 0:7.1f} {_ms(percentile(run.latencies, 95)) or 0:7.1f} "
             f"{run.peak_rss / 2**20:7.0f}MB {cost}  {p.name} ${p.per_hour:g}/h"
         )
@@ -383,8 +404,9 @@ class BenchReport:
             "",
             format_runs(self.runs, self.price),
             "",
-            "$/M pages = price per hour / (pages/s × 3600) × 10⁶; CPU runs are priced per core used "
-            "(cpu-core = $0.045/h per vCPU), GPU runs as an L4 ($0.39/h) unless --price-per-hour is given.",
+            "pages/s: wall clock, from the first finished page on; p/s/core: pages per CPU-second of all processes.",
+            "$/M pages = $/h / (pages/s × 3600) × 10⁶: with --price-per-hour on pages/s; otherwise GPU runs as an "
+            "L4 ($0.39/h) and CPU runs per core-second used (cpu-core $0.045/h on p/s/core).",
         ]
         if self.roofline is not None:
             lines += ["", self.roofline.to_text()]
@@ -394,10 +416,9 @@ class BenchReport:
         out: dict[str, Any] = {"environment": self.environment, "runs": []}
         for run in self.runs:
             row = run.as_json()
-            if run.pages_per_s and not run.skipped:
-                p = run_price(run, self.price)
-                row.update(price=p.name, price_per_hour=p.per_hour,
-                           dollars_per_million=cost_per_million(run.pages_per_s, p.per_hour))  # fmt: skip
+            if not run.skipped:
+                p, dollars = run_cost(run, self.price)
+                row.update(price=p.name, price_per_hour=p.per_hour, dollars_per_million=dollars)
             out["runs"].append(row)
         if self.roofline is not None:
             out["roofline"] = self.roofline.to_json()
