@@ -7,8 +7,8 @@ Token counts are real pages' counts: a 32k-entry byte-level BPE (EuroBERT's toke
 with 128k entries; no hub access here) trained on trafilatura-eval block strings, applied to wcxb-dev
 pages — different pages for training and measuring. Models pack to 8,192 tokens as Pulpie does.
 
-    nice python bench/encoder.py                      # 20M: 40 pages; 210M: 4 pages
-    nice python bench/encoder.py --sizes 20m --pages 80 --threads 2
+    nice python bench/encoder.py                      # 20M: 10 pages; 210M: 2 pages
+    nice python bench/encoder.py --sizes 20m --pages 40 --threads 2
 
 Artifacts (tokenizer, checkpoints, exports) are cached under --work and reused.
 """
@@ -86,22 +86,27 @@ def chunk_lengths(pages, block_tokenizer: BlockTokenizer, sep: int) -> list[list
 def padding_report(per_page: list[list[int]], budget: int) -> dict[str, PaddingStats]:
     """Padding of three ways to batch the same chunks (no model run needed)."""
     flat = [n for page in per_page for n in page]
-    batcher, arrival, one_page = PaddingStats(), PaddingStats(), PaddingStats()
-    for batch in plan_batches(flat, budget):
-        batcher.add([flat[i] for i in batch])
-    for batch in plan_batches(flat, budget, sort=False):
-        arrival.add([flat[i] for i in batch])
+    plans = {
+        "sorted, padding ≤ 10 % (default)": plan_batches(flat, budget, max_padding=0.1),
+        "sorted, no padding cap": plan_batches(flat, budget),
+        "arrival order": plan_batches(flat, budget, sort=False),
+    }
+    report = {name: PaddingStats() for name in plans}
+    for name, batches in plans.items():
+        for batch in batches:
+            report[name].add([flat[i] for i in batch])
+    report["one page at a time"] = PaddingStats()
     for page in per_page:
         if page:
-            one_page.add(page)  # a page's chunks as one padded batch
-    return {"token-budget, length-sorted": batcher, "token-budget, arrival order": arrival, "one page at a time": one_page}
+            report["one page at a time"].add(page)  # a page's chunks as one padded batch
+    return report
 
 
 def run_labeler(directory: Path, variant: str, pages, threads: int, budget: int, one_page: bool) -> dict:
     labeler = EncoderLabeler(
         directory,
         variant=variant,
-        session=SessionConfig(providers=["cpu"], intra_op_num_threads=threads),
+        session=SessionConfig(providers=["cpu"], intra_op_num_threads=threads, allow_spinning=False),
         max_batch_tokens=budget,
         group_pages=len(pages),
     )
@@ -129,12 +134,13 @@ def run_labeler(directory: Path, variant: str, pages, threads: int, budget: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="20m,210m")
-    parser.add_argument("--pages", type=int, default=40, help="pages for the 20M model")
-    parser.add_argument("--large-pages", type=int, default=4, help="pages for the 210M model")
+    parser.add_argument("--pages", type=int, default=10, help="pages for the 20M model")
+    parser.add_argument("--large-pages", type=int, default=2, help="pages for the 210M model (fp32/int8, batched only)")
     parser.add_argument("--padding-pages", type=int, default=500, help="pages for the padding-only report")
     parser.add_argument("--max-page-tokens", type=int, default=MAX_TOKENS,
                         help="skip pages with more tokens (an 8,192-token chunk needs GBs of attention scores on CPU)")
-    parser.add_argument("--budget", type=int, default=MAX_TOKENS, help="max_batch_tokens (rows x longest chunk)")
+    parser.add_argument("--budget", type=int, default=MAX_TOKENS, help="max_batch_tokens (rows x longest chunk) of the runs")
+    parser.add_argument("--padding-budgets", default="8192,16384", help="budgets of the padding-only report")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--work", type=Path, default=Path("/tmp/extract-trt-bench-encoder"))
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -153,15 +159,13 @@ def main() -> None:
     per_chunk = [n for page in lengths for n in page]
     print(f"\npadding, {len(padding_pages)} wcxb-dev pages, {len(per_chunk)} chunks of ≤ {MAX_TOKENS} tokens "
           f"(median {int(np.median(per_chunk)):,}, mean {int(np.mean(per_chunk)):,}, "
-          f"chunks/page mean {len(per_chunk) / len(padding_pages):.2f}), batch budget {args.budget:,} tokens")
-    report = padding_report(lengths, args.budget)
-    for name, stats in report.items():
-        print(f"  {name:32s} padded tokens {stats.padded_tokens:>12,}  padding {stats.waste:6.1%}")
-    figures: dict = {
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
-        "padding": {k: {"waste": v.waste, "padded_tokens": v.padded_tokens, "real_tokens": v.real_tokens} for k, v in report.items()},
-        "runs": [],
-    }
+          f"chunks/page mean {len(per_chunk) / len(padding_pages):.2f})")
+    figures: dict = {"machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}", "padding": {}, "runs": []}
+    for budget in (int(b) for b in args.padding_budgets.split(",")):
+        report = padding_report(lengths, budget)
+        for name, stats in report.items():
+            print(f"  budget {budget:>6,}  {name:28s} padded tokens {stats.padded_tokens:>11,}  padding {stats.waste:6.1%}")
+            figures["padding"][f"{budget} {name}"] = {"waste": stats.waste, "padded_tokens": stats.padded_tokens}
 
     # The measured pages: wcxb-dev pages under the token cap, the first N of them.
     eligible = [(p, sum(n)) for p, n in zip(padding_pages, lengths) if 0 < sum(n) <= args.max_page_tokens]
@@ -173,7 +177,7 @@ def main() -> None:
         print(f"\n{size}: {len(pages)} pages, {tokens:,} tokens, {args.threads} threads")
         print(f"  {'variant':8s} {'mode':24s} {'pages/s':>8s} {'tokens/s':>9s} {'padding':>8s} {'batches':>8s}")
         for variant in ("fp32", "int8"):
-            for one_page in (False, True):
+            for one_page in (False, True) if size == "20m" else (False,):
                 row = run_labeler(directory, variant, pages, args.threads, args.budget, one_page)
                 row.update(size=size, pages=len(pages))
                 figures["runs"].append(row)

@@ -108,6 +108,17 @@ def test_unsorted_batches_keep_input_order_within_the_budget() -> None:
     assert [b.tolist() for b in batches] == [[0, 1], [2, 3], [4]]  # 3 × 40 would exceed 100
 
 
+def test_max_padding_keeps_very_different_lengths_apart() -> None:
+    lengths = [4000, 3900, 2500, 2400, 100]
+    assert [b.tolist() for b in plan_batches(lengths, 16384)] == [[0, 1, 2, 3], [4]]
+    batches = plan_batches(lengths, 16384, max_padding=0.1)
+    assert [b.tolist() for b in batches] == [[0, 1], [2, 3], [4]]
+    stats = PaddingStats()
+    for batch in batches:
+        stats.add([lengths[i] for i in batch])
+    assert stats.waste <= 0.1
+
+
 def test_a_chunk_longer_than_the_budget_runs_alone() -> None:
     batches = plan_batches([1000, 10, 10], max_batch_tokens=100)
     assert [len(b) for b in batches] == [1, 2]

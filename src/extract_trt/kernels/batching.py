@@ -1,8 +1,9 @@
 """Token-budget batching of chunks from many pages, and the padding it costs.
 
 Chunks are sorted by length (longest first) and cut greedily into batches whose padded size
-``rows × longest`` stays within ``max_batch_tokens`` (and ``max_batch_size`` rows). Sorting puts chunks
-of similar length together, so little of each batch is padding; :class:`PaddingStats` counts it.
+``rows × longest`` stays within ``max_batch_tokens`` (and ``max_batch_size`` rows, and optionally a
+padding share). Sorting puts chunks of similar length together, so little of each batch is padding;
+:class:`PaddingStats` counts it.
 """
 
 from __future__ import annotations
@@ -45,24 +46,36 @@ class PaddingStats:
 
 
 def plan_batches(
-    lengths: Sequence[int], max_batch_tokens: int, max_batch_size: int | None = None, *, sort: bool = True
+    lengths: Sequence[int],
+    max_batch_tokens: int,
+    max_batch_size: int | None = None,
+    *,
+    max_padding: float | None = None,
+    sort: bool = True,
 ) -> list[np.ndarray]:
     """Indices into ``lengths`` grouped into batches, longest chunks first (``sort=False``: input order).
 
-    Greedy: a chunk joins the current batch while ``rows × longest`` stays within ``max_batch_tokens``
-    (and rows within ``max_batch_size``); a chunk longer than the budget runs alone.
+    Greedy: a chunk joins the current batch while ``rows × longest`` stays within ``max_batch_tokens``,
+    rows within ``max_batch_size``, and padding within ``max_padding`` of the batch's padded tokens (a
+    few pages of very different lengths are then not forced together); a chunk longer than the budget
+    runs alone.
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     order = np.argsort(-lengths, kind="stable") if sort else np.arange(len(lengths))
     batches: list[np.ndarray] = []
-    start, longest = 0, 0
+    start, longest, real = 0, 0, 0
     for end, index in enumerate(order):
-        widest = max(longest, int(lengths[index]))
-        rows = end - start + 1
-        if end > start and (rows * widest > max_batch_tokens or (max_batch_size and rows > max_batch_size)):
+        n = int(lengths[index])
+        rows, widest = end - start + 1, max(longest, n)
+        padded = rows * widest
+        if end > start and (
+            padded > max_batch_tokens
+            or (max_batch_size and rows > max_batch_size)
+            or (max_padding is not None and padded - real - n > max_padding * padded)
+        ):
             batches.append(order[start:end])
-            start, widest = end, int(lengths[index])
-        longest = widest
+            start, widest, real = end, n, 0
+        longest, real = widest, real + n
     if start < len(order):
         batches.append(order[start:])
     return batches

@@ -112,6 +112,7 @@ class SessionConfig:
     allow_cpu_fallback: bool = False
     intra_op_num_threads: int | None = None  # None: default_intra_op_threads()
     inter_op_num_threads: int = 1
+    allow_spinning: bool = True  # False on shared machines: idle pool threads then sleep instead of spin
     device_id: int = 0
     tensorrt: TensorRTOptions = field(default_factory=TensorRTOptions)
     enable_profiling: bool = False
@@ -180,6 +181,7 @@ def create_session(model_path: str | Path, config: SessionConfig | None = None) 
     options.intra_op_num_threads = config.intra_op_num_threads or default_intra_op_threads()
     options.inter_op_num_threads = max(1, config.inter_op_num_threads)
     options.enable_profiling = config.enable_profiling
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if config.allow_spinning else "0")
     providers: list[tuple[str, dict[str, str]]] = []
     for name in names:
         if name == "TensorrtExecutionProvider":

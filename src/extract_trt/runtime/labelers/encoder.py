@@ -55,6 +55,8 @@ class EncoderLabeler:
             available ones). A TensorRT profile for the packed shapes is filled in when none is given.
         max_batch_tokens: padded tokens per batch (rows × longest chunk).
         max_batch_size: rows per batch at most.
+        max_padding: a chunk does not join a batch that would then be more than this share padding
+            (``None``: no limit; padded tokens cost compute on every device).
         group_pages: pages whose chunks are sorted and batched together (more: less padding, later
             first result).
     """
@@ -67,6 +69,7 @@ class EncoderLabeler:
         session: SessionConfig | None = None,
         max_batch_tokens: int = 16384,
         max_batch_size: int = 64,
+        max_padding: float | None = 0.1,
         group_pages: int = 32,
     ) -> None:
         self.model_dir = Path(model_dir)
@@ -85,6 +88,7 @@ class EncoderLabeler:
             raise ManifestError(f"graph inputs {unfeedable} cannot be fed (supported: {', '.join(_FEEDABLE)})")
         self.max_batch_tokens = max(1, max_batch_tokens)
         self.max_batch_size = max(1, max_batch_size)
+        self.max_padding = max_padding
         self.group_pages = max(1, group_pages)
         config = session or SessionConfig()
         if config.tensorrt.profile_max is None:
@@ -133,7 +137,8 @@ class EncoderLabeler:
         labels = [np.full(n, -1, dtype=np.int64) for n in prepared.n_blocks]
         probs = [np.zeros(n, dtype=np.float32) for n in prepared.n_blocks]
         chunks = prepared.chunks
-        for batch in plan_batches([len(c) for c in chunks], self.max_batch_tokens, self.max_batch_size):
+        lengths = [len(c) for c in chunks]
+        for batch in plan_batches(lengths, self.max_batch_tokens, self.max_batch_size, max_padding=self.max_padding):
             rows = [chunks[i] for i in batch]
             block_label, block_prob = self._run(rows)
             offset = 0
