@@ -45,7 +45,7 @@ def test_markdown_structure() -> None:
     assert "[link](https://example.com/page)" in md
     assert "**bold**" in md
     assert "![A photo](https://example.com/photo.jpg)" in md
-    assert "Name| Age" in md and "---|---" in md and "Ann| 31" in md
+    assert "| Name | Age |\n| --- | --- |\n| Ann | 31 |" in md  # a GFM pipe table
     assert "```\ndef f(x):\n    return x + 1\n```" in md
     assert "`code()`" in md
     assert md == md.strip()

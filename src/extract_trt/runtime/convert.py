@@ -1,20 +1,20 @@
-"""Main HTML → Markdown or plain text.
+"""Main content → Markdown or plain text, written from the element tree in one walk.
 
-``to_markdown`` (product output): html2text with ``bodywidth=0`` (no wrapping of text, links, lists or
-tables), ``unicode_snob`` (keep “—”, “é” … as is), links and images on or off, tables as Markdown pipe tables,
-code blocks fenced with backquotes. Before conversion, spacer/tracking images are dropped: an ``<img>`` whose
-``width``/``height`` is 0 or 1, or whose file name has a token such as ``spacer``, ``pixel``, ``blank``,
-``transparent``, ``1x1``, ``clear``, ``tracking``, ``beacon`` (``.gif``/``.png``/no extension). A
-``data:image`` (or missing) ``src`` is replaced by a lazy-loading attribute (``data-src``,
-``data-original``, ``data-lazy-src``, …) when there is one, else the image is dropped. After conversion: empty
-links ``[](url)`` are removed, no-break spaces become spaces, whitespace-only lines become empty, code fences get
-a blank line around them, runs of blank lines outside fenced code collapse to one (no ``\\n\\n\\n``), and the
-result is stripped.
+The extractor converts the kept part of the page tree directly (:func:`to_markdown`/:func:`to_text` given
+the :class:`~extract_trt.runtime.reconstruct.MainContent` of a page): no main-HTML string is parsed again.
+Given an HTML string, they parse it once with Lexbor (:func:`extract_trt.runtime.dom.parse`) and walk that.
+Both walks see exactly what the main HTML holds: the kept elements, ``cc-alg-uc-text`` wrappers as plain
+content, and none of the whitespace-only text that the main HTML's serialisation leaves out.
 
-``benchmark_markdown``: *exactly* the WebMainBench conversion (spec §4.3): ``HTML2Text(bodywidth=0)``,
-``ignore_links = ignore_images = True``, ``baseurl = url or ""``, ``handle(main_html)``, no post-processing.
+* ``to_markdown``: CommonMark/GFM (rules in :mod:`extract_trt.runtime.markdown`): headings, paragraphs,
+  lists with nesting, links and images (each optional; spacer images removed), emphasis, fenced code
+  blocks and code spans, blockquotes, pipe tables for data tables, hard breaks for ``<br>``.
+* ``to_text``: plain text (rules below).
+* ``benchmark_markdown``: *exactly* the WebMainBench conversion (spec §4.3): html2text's
+  ``HTML2Text(bodywidth=0)``, ``ignore_links = ignore_images = True``, ``baseurl = url or ""``,
+  ``handle(main_html)``, no post-processing. Only evaluation uses it.
 
-``to_text``: plain text from a walk of the selectolax/Lexbor tree, modelled on the DOM ``innerText`` rules:
+Plain text is modelled on the DOM ``innerText`` rules:
 
 * block elements (``div``, ``li``, ``tr``, ``dt``, ``dd``, ``caption``, ``figcaption``, …) start and end a line;
   "paragraph" blocks (``p``, ``h1``–``h6``, ``pre``, ``blockquote``, ``table``, ``figure``, ``section``,
@@ -26,7 +26,9 @@ result is stripped.
 * Outside ``pre``/``textarea``/``listing``/``xmp`` every run of whitespace (no-break space included) becomes one
   space and spaces at line ends are dropped; inside them text is kept verbatim (no-break spaces become spaces).
 * The content of ``script``, ``style``, ``noscript``, ``template``, ``head``, ``svg``, ``iframe``, ``select``,
-  media and embedded objects is dropped, as are comments. Entities are decoded by the parser.
+  canvas and plugin objects is dropped, as are comments. Entities are decoded by the parser. (``audio``,
+  ``video``, ``embed``, ``source`` and ``track`` are kept: in the reference's tree, text that followed a
+  ``<source>``/``<track>``/``<embed>`` is inside them.)
 * The result has no leading or trailing blank lines and no trailing whitespace.
 
 The walk uses an explicit stack (never Python recursion), so arbitrarily deep trees work. Note that Lexbor's own
@@ -36,140 +38,72 @@ tree building is quadratic in nesting depth for block elements (100,000 nested `
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 import html2text
-from selectolax.lexbor import LexborHTMLParser
 
-__all__ = ["benchmark_markdown", "remove_spacer_images", "to_markdown", "to_text"]
+from extract_trt.runtime import dom
+from extract_trt.runtime.dom import Node, dropped_blank
+from extract_trt.runtime.markdown import MarkdownWriter, remove_spacer_images
+from extract_trt.runtime.reconstruct import MainContent
 
-# ---------------------------------------------------------------------------------------------------------
-# Markdown
-
-_IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-_ATTR = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?""")
-_LAZY_SRC_ATTRS = ("data-src", "data-original", "data-lazy-src", "data-lazy", "data-url", "data-srcset", "srcset")
-_SPACER_TOKENS = frozenset(
-    {"spacer", "pixel", "blank", "transparent", "trans", "1x1", "clear", "clearpixel", "spacergif", "tracking",
-     "tracker", "beacon", "pix", "shim", "dot"}
-)  # fmt: skip
-_SPACER_EXTENSIONS = frozenset({"", "gif", "png"})
-_TINY = frozenset({"0", "1", "0px", "1px"})
-_EMPTY_LINK = re.compile(r"(?<!!)\[\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
-_BLANK_RUNS = re.compile(r"\n{3,}")
+__all__ = ["benchmark_markdown", "remove_spacer_images", "to_markdown", "to_text", "walk"]
 
 
-def _img_attrs(tag: str) -> dict[str, str]:
-    attrs: dict[str, str] = {}
-    for m in _ATTR.finditer(tag, 4):  # skip "<img"
-        name = m.group(1).lower()
-        if name not in attrs:
-            value = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
-            attrs[name] = value or ""
-    return attrs
+class TreeWriter(Protocol):
+    def open(self, node: Node) -> bool: ...  # False: skip the element's content
+    def text(self, text: str) -> None: ...
+    def close(self, node: Node) -> None: ...
 
 
-def _is_spacer_src(src: str) -> bool:
-    path = src.split("?", 1)[0].split("#", 1)[0].rstrip("/")
-    name = path.rsplit("/", 1)[-1].lower()
-    stem, dot, ext = name.rpartition(".")
-    if not dot:
-        stem, ext = name, ""
-    if ext not in _SPACER_EXTENSIONS:
-        return False
-    return any(tok in _SPACER_TOKENS for tok in re.split(r"[^a-z0-9]+", stem) if tok)
+def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_blanks: bool = False) -> None:
+    """Feed ``root`` and its descendants to ``writer`` in document order (``root``'s tail excluded).
+
+    ``keep``: the elements to visit below ``root`` (``None``: all); an element outside it is left out with
+    its tail, as in the main HTML. ``drop_blanks``: leave out the whitespace-only text that the main HTML's
+    serialisation drops (:func:`~extract_trt.runtime.dom.dropped_blank`).
+    """
+    stack: list[tuple[Node, bool]] = [(root, True)]  # (node, opening); replaces recursion
+    while stack:
+        node, opening = stack.pop()
+        if opening:
+            if writer.open(node):
+                stack.append((node, False))
+                text = node.text
+                if text and not (drop_blanks and dropped_blank(text, node, None)):
+                    writer.text(text)
+                kids = node.children
+                if kids:
+                    if keep is None:
+                        stack.extend((kid, True) for kid in reversed(kids))
+                    else:
+                        stack.extend((kid, True) for kid in reversed(kids) if kid in keep)
+                continue
+        else:
+            writer.close(node)
+        if node is not root:
+            tail = node.tail
+            if tail and not (drop_blanks and dropped_blank(tail, node.parent, node)):
+                writer.text(tail)
 
 
-def _clean_img(match: re.Match[str]) -> str:
-    tag = match.group(0)
-    attrs = _img_attrs(tag)
-    if attrs.get("width", "").strip().lower() in _TINY or attrs.get("height", "").strip().lower() in _TINY:
+def _tree(main: str | MainContent) -> tuple[Node | None, set[Node] | None, bool]:
+    if isinstance(main, MainContent):
+        return main.root, main.keep, True
+    if not main or not main.strip():
+        return None, None, False
+    return dom.parse(main), None, False
+
+
+def to_markdown(main: str | MainContent, *, links: bool = True, images: bool = True) -> str:
+    """Markdown of ``main`` (a page's :class:`MainContent`, or HTML), stripped; rules in
+    :mod:`extract_trt.runtime.markdown`."""
+    root, keep, drop_blanks = _tree(main)
+    if root is None:
         return ""
-    src = attrs.get("src", "").strip()
-    if not src or src.lower().startswith("data:"):
-        for name in _LAZY_SRC_ATTRS:
-            candidate = attrs.get(name, "").strip().split(",")[0].split()
-            if candidate and not candidate[0].lower().startswith("data:"):
-                alt = attrs.get("alt", "").replace('"', "&quot;")
-                title = attrs.get("title", "").replace('"', "&quot;")
-                new_src = candidate[0].replace('"', "%22")
-                extra = f' title="{title}"' if title else ""
-                return f'<img src="{new_src}" alt="{alt}"{extra}>'
-        return ""
-    if _is_spacer_src(src):
-        return ""
-    return tag
-
-
-def remove_spacer_images(html: str) -> str:
-    """Drop spacer/tracking ``<img>`` tags and resolve lazy-loaded ``data:`` sources (rules in the module doc)."""
-    if "<img" not in html and "<IMG" not in html:
-        return html
-    return _IMG_TAG.sub(_clean_img, html)
-
-
-def _converter(links: bool, images: bool) -> html2text.HTML2Text:
-    # A fresh converter per call: HTML2Text keeps parse state and is not reentrant.
-    conv = html2text.HTML2Text(baseurl="", bodywidth=0)
-    conv.unicode_snob = True
-    conv.ignore_links = not links
-    conv.ignore_images = not images
-    conv.images_to_alt = False
-    conv.default_image_alt = ""
-    conv.inline_links = True
-    conv.protect_links = False
-    conv.wrap_links = False
-    conv.wrap_list_items = False
-    conv.wrap_tables = False
-    conv.bypass_tables = False
-    conv.ignore_tables = False
-    conv.pad_tables = False
-    conv.backquote_code_style = True  # fenced ``` blocks instead of 4-space indents
-    conv.mark_code = False
-    conv.single_line_break = False
-    conv.escape_snob = False
-    return conv
-
-
-def _tidy_markdown(md: str) -> str:
-    md = md.replace("\xa0", " ")
-    if "[](" in md:
-        md = _EMPTY_LINK.sub("", md)
-    out: list[str] = []
-    in_fence = False
-    blank = True  # the previous emitted line is blank (or nothing yet): drops leading blank lines
-    for line in md.split("\n"):
-        if line.lstrip().startswith("```"):
-            # html2text glues fences to neighbouring tables/text and leaves spaces after them.
-            line = line.rstrip()
-            if not in_fence and not blank:
-                out.append("")
-            out.append(line)
-            in_fence = not in_fence
-            blank = False
-            if not in_fence:
-                out.append("")
-                blank = True
-            continue
-        if in_fence:
-            out.append(line)
-            continue
-        if not line.strip():
-            if not blank:
-                out.append("")
-            blank = True
-            continue
-        out.append(line)
-        blank = False
-    return "\n".join(out).strip()
-
-
-def to_markdown(main_html: str, *, links: bool = True, images: bool = True) -> str:
-    """Markdown of ``main_html`` (html2text, spacer images removed, blank lines collapsed, stripped)."""
-    if not main_html or not main_html.strip():
-        return ""
-    html = remove_spacer_images(main_html) if images else main_html
-    md = _converter(links, images).handle(html)
-    return _tidy_markdown(md)
+    writer = MarkdownWriter(links=links, images=images, keep=keep)
+    walk(root, writer, keep, drop_blanks=drop_blanks)
+    return writer.result()
 
 
 def benchmark_markdown(main_html: str, url: str | None = None) -> str:
@@ -186,8 +120,7 @@ def benchmark_markdown(main_html: str, url: str | None = None) -> str:
 
 _SKIP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "head", "title", "meta", "link", "base", "svg", "iframe", "frame",
-     "frameset", "object", "embed", "applet", "canvas", "audio", "video", "source", "track", "select", "datalist",
-     "input", "map", "param"}
+     "frameset", "object", "applet", "canvas", "select", "datalist", "input", "map", "param"}
 )  # fmt: skip
 _PARAGRAPH_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "hr", "figure", "section", "article",
@@ -196,7 +129,7 @@ _PARAGRAPH_TAGS = frozenset(
 )  # fmt: skip
 _LINE_TAGS = frozenset(
     {"div", "li", "dt", "dd", "tr", "caption", "figcaption", "summary", "legend", "option", "optgroup", "body",
-     "html", "dir", "noframes", "menuitem", "cc-alg-uc-text", "thead", "tbody", "tfoot"}
+     "html", "dir", "noframes", "menuitem", "thead", "tbody", "tfoot"}
 )  # fmt: skip
 _LIST_TAGS = frozenset({"ul", "ol", "dl", "menu"})
 _PRE_TAGS = frozenset({"pre", "listing", "xmp", "plaintext", "textarea"})
@@ -273,7 +206,10 @@ class _TextWriter:
             self.pending = 1
         self.space = False
 
-    def open(self, tag: str) -> None:
+    def open(self, node: Node) -> bool:
+        tag = node.tag
+        if tag in _SKIP_TAGS:
+            return False
         if tag in _PARAGRAPH_TAGS:
             self.brk(2)
         elif tag in _LINE_TAGS:
@@ -295,8 +231,10 @@ class _TextWriter:
             self.pre += 1
         elif tag == "br":
             self.line_break()
+        return True
 
-    def close(self, tag: str) -> None:
+    def close(self, node: Node) -> None:
+        tag = node.tag
         if tag in _PARAGRAPH_TAGS:
             self.brk(2)
         elif tag in _LINE_TAGS:
@@ -314,36 +252,12 @@ class _TextWriter:
         return "".join(self.parts).rstrip().lstrip("\n")
 
 
-def to_text(main_html: str) -> str:
-    """Plain text of ``main_html`` (block elements on their own lines; rules in the module doc)."""
-    if not main_html or not main_html.strip():
+def to_text(main: str | MainContent) -> str:
+    """Plain text of ``main`` (a page's :class:`MainContent`, or HTML): block elements on their own lines;
+    rules in the module doc."""
+    root, keep, drop_blanks = _tree(main)
+    if root is None:
         return ""
-    tree = LexborHTMLParser(main_html)
-    node = tree.root
     writer = _TextWriter()
-    stack: list[tuple[object, str]] = []  # open elements as (node, tag); replaces recursion
-    while node is not None:
-        if node.is_text_node:
-            writer.text(node.text_content or "")
-        elif node.is_element_node:
-            tag = node.tag or ""
-            if tag not in _SKIP_TAGS:
-                writer.open(tag)
-                child = node.child
-                if child is not None:
-                    stack.append((node, tag))
-                    node = child
-                    continue
-                writer.close(tag)
-        # Advance to the next sibling, closing finished ancestors on the way up.
-        while True:
-            nxt = node.next
-            if nxt is not None:
-                node = nxt
-                break
-            if not stack:
-                node = None
-                break
-            node, tag = stack.pop()
-            writer.close(tag)
+    walk(root, writer, keep, drop_blanks=drop_blanks)
     return writer.result()

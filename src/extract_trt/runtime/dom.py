@@ -242,7 +242,9 @@ def escape_text(text: str) -> str:
     return text
 
 
-def _escape_uri(value: str) -> str:
+def escape_uri(value: str) -> str:
+    """A URI attribute value as libxml2 writes it: leading blanks dropped, bytes outside printable ASCII
+    (and spaces) percent-encoded as UTF-8."""
     value = value.lstrip(" \t\n\r")
     if value.isascii() and value.isprintable() and " " not in value:
         return value
@@ -260,7 +262,7 @@ def format_attr(tag: str, name: str, value: str) -> str:
     if name in BOOLEAN_ATTRS:
         return " " + name
     if name in URI_ATTRS or (name == "name" and tag == "a"):
-        value = _escape_uri(value)
+        value = escape_uri(value)
     value = escape_text(value)
     if '"' in value:
         if "'" not in value:
@@ -310,7 +312,7 @@ def serialize(
                 append(f"</{tag}>")
             tail = node.tail if original else node.ptail
             if tail and node is not root:
-                if not (drop_blanks and _dropped_blank(tail, node.parent, node)):
+                if not (drop_blanks and dropped_blank(tail, node.parent, node)):
                     append(escape_text(tail))
             continue
         if tag not in unwrap:
@@ -325,7 +327,7 @@ def serialize(
         if tag in VOID_TAGS and tag not in unwrap:
             continue
         text = node.text if original else node.ptext
-        if text and not (drop_blanks and _dropped_blank(text, node, None)):
+        if text and not (drop_blanks and dropped_blank(text, node, None)):
             append(text if tag in RAW_TEXT_TAGS else escape_text(text))
         kids = node.children if original else node.pchildren
         for child in reversed(kids):
@@ -339,7 +341,9 @@ def _is_empty(node: Node, original: bool) -> bool:
     return not (node.text if original else node.ptext) and not (node.children if original else node.pchildren)
 
 
-def _dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:
+def dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:
+    """Whether libxml2's ``remove_blank_text`` parse drops ``text`` (the text of ``parent`` before its
+    first child when ``previous`` is ``None``, else the tail of ``previous``)."""
     if text.strip(_HTML_SPACE):
         return False
     if parent is None or parent.tag in ("html", "head"):

@@ -21,7 +21,7 @@ from extract_trt.runtime.limits import (
     check_nesting,
     run_within,
 )
-from extract_trt.runtime.reconstruct import reconstruct
+from extract_trt.runtime.reconstruct import reconstruct_main
 from extract_trt.runtime.sanitize import sanitize_markdown
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
@@ -266,14 +266,15 @@ class Extractor:
         result = page.result
         try:
             t0 = time.perf_counter()
-            result.main_html = reconstruct(page.blocks, labels, sanitize=not self.keep_markup)
+            main = reconstruct_main(page.blocks, labels, sanitize=not self.keep_markup)
+            result.main_html = main.html
             t1 = time.perf_counter()
-            if "markdown" in self.outputs:
-                result.markdown = convert.to_markdown(result.main_html, links=self.links, images=self.images)
+            if "markdown" in self.outputs:  # converted from the kept tree: main_html is not parsed again
+                result.markdown = convert.to_markdown(main, links=self.links, images=self.images)
                 if not self.keep_markup:
                     result.markdown = sanitize_markdown(result.markdown)
             if "text" in self.outputs:
-                result.text = convert.to_text(result.main_html)
+                result.text = convert.to_text(main)
             t2 = time.perf_counter()
             result.timings.update(reconstruct=t1 - t0, convert=t2 - t1)
             result.labels = ["main" if m else "other" for m in np.asarray(labels.main, dtype=bool)]

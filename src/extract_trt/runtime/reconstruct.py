@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html as _html
 import re
+from dataclasses import dataclass
 
 from extract_trt.runtime.dom import Node, iter_tree, serialize
 from extract_trt.runtime.sanitize import sanitize_tree
@@ -25,6 +26,16 @@ _UNWRAP = frozenset({WRAPPER_TAG})
 _BREAKOUT = str.maketrans({'"': "%22", "<": "%3C", ">": "%3E"})
 
 
+@dataclass(frozen=True, slots=True)
+class MainContent:
+    """The main content of a page: its HTML, and the kept part of the page tree that the HTML was written
+    from (``root`` and the elements in ``keep``), which Markdown and text conversion walk directly."""
+
+    html: str
+    root: Node
+    keep: set[Node]
+
+
 def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> str:
     """Main HTML of ``page`` for ``labels`` (one bool per block, block order).
 
@@ -32,6 +43,11 @@ def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> 
     tree, in place, and unescapes URLs without letting them break out of their attribute; without it the
     output is the reference's, byte for byte.
     """
+    return reconstruct_main(page, labels, sanitize=sanitize).html
+
+
+def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> MainContent:
+    """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.convert`)."""
     _as_libxml2_rereads(page.page_map)
     id_nodes = page.page_map.id_nodes
     keep: set[Node] = set()
@@ -52,8 +68,10 @@ def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> 
         sanitize_tree(root, keep)
     html = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
     if sanitize:  # never the whole-page unescape: it would turn escaped text into markup
-        return _unescape_urls(html, keep_closed=True)
-    return _html.unescape(html) if profile.unescape_all else _unescape_urls(html)
+        html = _unescape_urls(html, keep_closed=True)
+    else:
+        html = _html.unescape(html) if profile.unescape_all else _unescape_urls(html)
+    return MainContent(html, root, keep)
 
 
 def _as_libxml2_rereads(page_map) -> None:
