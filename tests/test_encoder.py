@@ -202,3 +202,29 @@ def test_extractor_with_an_encoder_model_directory() -> None:
     assert results[0].error is None and results[0].labeler == "encoder-modernbert"
     assert len(results[0].labels) == results[0].n_blocks > 0 and "main" in results[0].labels
     assert results[1].error is not None
+
+
+def test_cli_extract_checks_the_provider_and_labeler_pickles(tmp_path) -> None:
+    import pickle
+
+    import onnxruntime as ort
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    model_dir = str(fx.exported("bert"))
+    page = tmp_path / "page.html"
+    page.write_text(LITERAL_PAGE)
+    runner = CliRunner()
+    out = ["-o", str(tmp_path / "out.jsonl"), "--format", "json"]
+    ok = runner.invoke(app, ["extract", str(page), *out, "-l", model_dir, "--provider", "cpu", "-w", "2"])
+    assert ok.exit_code == 0, ok.output
+    record = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    assert record["error"] is None and record["labeler"] == "encoder-bert" and record["n_blocks"] == 5
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        refused = runner.invoke(app, ["extract", str(page), "-l", model_dir, "--provider", "cuda"])
+        assert refused.exit_code == 2 and "ProviderUnavailableError" in refused.output
+        fallback = runner.invoke(app, ["extract", str(page), "-l", model_dir, "--provider", "cuda", "--allow-cpu-fallback"])
+        assert fallback.exit_code == 0, fallback.output
+    copy = pickle.loads(pickle.dumps(labeler("bert", max_batch_tokens=999)))
+    assert copy.max_batch_tokens == 999 and copy.label(fx.test_pages()[:1])[0].main.shape == (len(fx.test_pages()[0]),)

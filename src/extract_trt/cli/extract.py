@@ -129,6 +129,18 @@ def extract(
             help="default (the built-in block model), heuristic, annotation (cc-select marks), or a model directory.",
         ),
     ] = "default",
+    provider: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--provider",
+            help="ONNX Runtime execution provider for an exported model directory: tensorrt, cuda or cpu; repeat "
+            "in order of preference. Default: the available ones, TensorRT > CUDA > CPU.",
+        ),
+    ] = None,
+    allow_cpu_fallback: Annotated[
+        bool,
+        typer.Option("--allow-cpu-fallback", help="Run on CPU when a requested GPU provider is missing or fails to start."),
+    ] = False,
     links: Annotated[bool, typer.Option("--links/--no-links", help="Keep hyperlinks in Markdown output.")] = True,
     images: Annotated[bool, typer.Option("--images/--no-images", help="Keep images in Markdown output.")] = True,
     html_field: Annotated[
@@ -198,6 +210,14 @@ def extract(
     single = len(resolved) == 1 and first is not None and first.get("format") == "html"
     stream = records if first is None else itertools.chain([first], records)
 
+    if provider or allow_cpu_fallback:  # built here so a missing GPU stops the run before it starts
+        from extract_trt.runtime.labelers import get_labeler
+        from extract_trt.runtime.session import SessionConfig
+
+        try:
+            labeler = get_labeler(labeler, SessionConfig(providers=provider or "auto", allow_cpu_fallback=allow_cpu_fallback))
+        except (ExtractError, ValueError) as exc:
+            raise fail(f"{type(exc).__name__}: {exc}") from None
     kwargs: dict[str, Any] = {
         "labeler": labeler,
         "output": _EXTRACTOR_OUTPUTS[fmt_name],

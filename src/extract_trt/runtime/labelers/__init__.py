@@ -8,10 +8,13 @@ talks to this protocol.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.types import Labels, PageBlocks
+
+if TYPE_CHECKING:
+    from extract_trt.runtime.session import SessionConfig
 
 
 @runtime_checkable
@@ -36,10 +39,11 @@ def default_labeler() -> Labeler:
 LABELER_NAMES = ("default", "block-model", "heuristic", "annotation")
 
 
-def get_labeler(spec: str) -> Labeler:
-    """A labeler by name (:data:`LABELER_NAMES`) or by the path of a block-model directory.
+def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
+    """A labeler by name (:data:`LABELER_NAMES`) or by the path of a model directory.
 
-    Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
+    ``session`` (execution providers, CPU fallback, threads) applies to exported encoder directories
+    (``extract-trt.json``). Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
     """
     from pathlib import Path
 
@@ -59,7 +63,9 @@ def get_labeler(spec: str) -> Labeler:
         if load_manifest(spec, check_files=False).task == "token-classification":
             from extract_trt.runtime.labelers.encoder import EncoderLabeler
 
-            return EncoderLabeler(spec)
+            return EncoderLabeler(spec, session=session)
+    if session is not None:
+        raise LabelerError(f"execution providers can only be chosen for exported model directories, not {spec!r}")
     if Path(spec).is_dir():
         from extract_trt.runtime.labelers.block_model import BlockModelLabeler
 

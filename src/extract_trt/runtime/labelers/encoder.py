@@ -73,6 +73,10 @@ class EncoderLabeler:
         group_pages: int = 32,
     ) -> None:
         self.model_dir = Path(model_dir)
+        self._arguments = dict(
+            variant=variant, session=session, max_batch_tokens=max_batch_tokens, max_batch_size=max_batch_size,
+            max_padding=max_padding, group_pages=group_pages,
+        )
         self.manifest: ModelManifest = load_manifest(self.model_dir)
         manifest = self.manifest
         if manifest.task != "token-classification":
@@ -108,6 +112,10 @@ class EncoderLabeler:
         self.variant = variant
         self.name = f"encoder-{manifest.architecture}" + ("" if variant == "fp32" else f"-{variant}")
         self.stats = PaddingStats()
+
+    def __reduce__(self):
+        """Pickled as its arguments (sessions cannot be pickled): a worker process rebuilds it."""
+        return (_rebuild, (self.model_dir, self._arguments))
 
     @property
     def providers(self) -> list[str]:
@@ -165,6 +173,10 @@ class EncoderLabeler:
         if len(block_label) != expected:
             raise LabelerError(f"{self.name}: model returned {len(block_label)} block rows for {expected} blocks")
         return block_label, block_prob.astype(np.float32, copy=False)
+
+
+def _rebuild(model_dir: Path, arguments: dict) -> EncoderLabeler:
+    return EncoderLabeler(model_dir, **arguments)
 
 
 def _batched(items: Iterable, size: int) -> Iterator[tuple]:
