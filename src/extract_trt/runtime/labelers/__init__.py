@@ -60,10 +60,15 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
     if (Path(spec) / "extract-trt.json").is_file():  # an `extract-trt export onnx` directory
         from extract_trt.export.manifest import load_manifest
 
-        if load_manifest(spec, check_files=False).task == "token-classification":
+        task = load_manifest(spec, check_files=False).task
+        if task == "token-classification":
             from extract_trt.runtime.labelers.encoder import EncoderLabeler
 
             return EncoderLabeler(spec, session=session)
+        if task == "text-generation":  # a Dripper-format decoder (--task text-generation-with-past)
+            from extract_trt.runtime.labelers.decoder import DecoderLabeler
+
+            return DecoderLabeler.from_model_dir(spec, session_config=session)
     if session is not None:
         raise LabelerError(f"execution providers can only be chosen for exported model directories, not {spec!r}")
     if Path(spec).is_dir():
