@@ -269,3 +269,12 @@ def test_export_cli_writes_a_decoder_directory_with_int8(tmp_path):
     int8 = DecoderLabeler.from_model_dir(out, variant="int8", mode="jump", fallback_labeler=HeuristicLabeler())
     page = simplify_v1("<html><body><p>One paragraph of text.</p><p>Another one here.</p></body></html>")
     assert len(int8.label([page])[0].main) == 2
+
+
+def test_get_labeler_loads_a_decoder_directory_with_default_drafts(model_dir, pages):
+    from extract_trt.runtime.labelers import get_labeler
+
+    lab = get_labeler(str(model_dir))
+    assert isinstance(lab, DecoderLabeler) and lab.mode == "speculative"
+    results = lab.decode(pages[:2])  # drafts and fallbacks from the default labeler
+    assert [len(r.labels.main) for r in results] == [len(p.blocks) for p in pages[:2]]
