@@ -31,19 +31,22 @@ from pathlib import Path
 
 import numpy as np
 
-from extract_trt.export.manifest import (
-    MANIFEST_NAME,
-    ModelManifest,
-    SourceInfo,
-    TensorSpec,
-    VariantSpec,
-    file_sha256,
+from extract_trt.export.common import (
+    VARIANT_FILES,
+    ExportError,
+    ExportVerificationError,
+    checkpoint_sha256,
+    sample_pages,
+    save_onnx,
+    start_export,
+    tensor_spec,
+    write_int8,
 )
+from extract_trt.export.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
 from extract_trt.kernels.batching import pad_batch
 from extract_trt.kernels.packing import pack_chunks
 from extract_trt.kernels.sep_gather import BLOCK_OUTPUTS, append_sep_gather, sep_gather
 from extract_trt.runtime.block_tokens import BlockTokenizer, block_strings
-from extract_trt.runtime.errors import ExtractError
 
 __all__ = [
     "EncoderExportOptions",
@@ -58,17 +61,6 @@ log = logging.getLogger(__name__)
 
 SEP_TOKEN = "<|sep|>"
 FP32_TOLERANCE = 1e-4
-VARIANT_FILES = {"fp32": "model.onnx", "fp16": "model.fp16.onnx", "int8": "model.int8.onnx"}
-EXTERNAL_DATA_BYTES = 1 << 30  # protobuf cannot hold 2 GB; larger graphs keep weights in a side file
-_ONNX_DTYPES = {1: "float32", 10: "float16", 16: "bfloat16", 7: "int64", 6: "int32", 9: "bool"}
-
-
-class ExportError(ExtractError):
-    """A checkpoint could not be exported (unsupported, inconsistent, or the exporter failed)."""
-
-
-class ExportVerificationError(ExportError):
-    """The exported graph does not reproduce the PyTorch model closely enough."""
 
 
 @dataclass(slots=True)
@@ -119,13 +111,7 @@ def export_encoder(
     options = options or EncoderExportOptions()
     report = report or log.info
     checkpoint, out = Path(checkpoint), Path(out_dir)
-    unknown = set(options.variants) - set(VARIANT_FILES)
-    if unknown or "fp32" not in options.variants:
-        raise ExportError(f"variants must include fp32 and be among {sorted(VARIANT_FILES)}, got {options.variants}")
-    if not (checkpoint / "config.json").is_file():
-        raise ExportError(f"{checkpoint} is not a Hugging Face checkpoint directory (no config.json)")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST_NAME).unlink(missing_ok=True)  # the directory is unfinished until the end
+    start_export(checkpoint, out, options.variants)
 
     loaded = _load_checkpoint(checkpoint, options.trust_remote_code)
     max_tokens = options.max_tokens or min(8192, loaded.max_positions)
@@ -151,7 +137,7 @@ def export_encoder(
         if options.sep_gather:
             final = append_sep_gather(plain, loaded.sep_id, main_label_id=_main_label(loaded.label_map))
         fp32_path = out / VARIANT_FILES["fp32"]
-        _save_onnx(final, fp32_path)
+        save_onnx(final, fp32_path)
         variants = {"fp32": _verify("fp32", fp32_path, feeds, input_ids, torch_logits, loaded, options, report)}
         if options.sep_gather:
             _check_against_plain(fp32_path, feeds, input_ids, plain_logits, loaded)
@@ -159,7 +145,7 @@ def export_encoder(
             _write_fp16(final, out / VARIANT_FILES["fp16"])
             variants["fp16"] = _verify("fp16", out / VARIANT_FILES["fp16"], feeds, input_ids, torch_logits, loaded, options, report)
         if "int8" in options.variants:
-            _write_int8(fp32_path, out / VARIANT_FILES["int8"])
+            write_int8(fp32_path, out / VARIANT_FILES["int8"])
             variants["int8"] = _verify("int8", out / VARIANT_FILES["int8"], feeds, input_ids, torch_logits, loaded, options, report)
 
     import transformers
@@ -177,8 +163,8 @@ def export_encoder(
         max_tokens=max_tokens,
         simplifier_profile=options.simplifier_profile,
         cutoff_length=options.cutoff_length,
-        inputs=[_spec(t) for t in final.graph.input],
-        outputs=[_spec(t) for t in final.graph.output],
+        inputs=[tensor_spec(t) for t in final.graph.input],
+        outputs=[tensor_spec(t) for t in final.graph.output],
         output_layout="blocks" if options.sep_gather else "logits",
         opset=max(o.version for o in final.opset_import if o.domain in ("", "ai.onnx")),
         variants=variants,
@@ -217,15 +203,6 @@ def restore_rotary_inv_freq(model) -> bool:
     rotary.inv_freq = inv_freq
     rotary.original_inv_freq = inv_freq
     return True
-
-
-def checkpoint_sha256(checkpoint: str | Path) -> str:
-    """SHA-256 over the checkpoint's config and weight files (sorted by name)."""
-    root = Path(checkpoint)
-    files = sorted(
-        p for p in root.iterdir() if p.name == "config.json" or p.suffix in (".safetensors", ".bin", ".pt", ".pth")
-    )
-    return file_sha256(*files)
 
 
 # -- loading ----------------------------------------------------------------------------------------
@@ -320,33 +297,12 @@ def _encoder_onnx_config():
     return PackedEncoderOnnxConfig
 
 
-def _save_onnx(model, path: Path) -> None:
-    import onnx
-
-    size = sum(len(t.raw_data) for t in model.graph.initializer)
-    if size > EXTERNAL_DATA_BYTES:
-        onnx.save_model(model, str(path), save_as_external_data=True, location=path.name + ".data")
-    else:
-        onnx.save_model(model, str(path))
-
-
 def _write_fp16(model, path: Path) -> None:
     from onnxruntime.transformers.float16 import convert_float_to_float16
 
     # Softmax/ArgMax of the gather stay fp32-fed through keep_io_types; LayerNorm-style reductions in
     # fp16 are what TensorRT runs too.
-    _save_onnx(convert_float_to_float16(model, keep_io_types=True), path)
-
-
-def _write_int8(fp32_path: Path, path: Path, nodes_to_exclude: Sequence[str] = ()) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    large = fp32_path.with_name(fp32_path.name + ".data").exists()
-    # MatMul/Gemm carry the compute; quantizing the embedding Gather saves memory but not time.
-    quantize_dynamic(
-        fp32_path, path, op_types_to_quantize=["MatMul", "Gemm"], weight_type=QuantType.QInt8,
-        use_external_data_format=large, nodes_to_exclude=list(nodes_to_exclude),
-    )
+    save_onnx(convert_float_to_float16(model, keep_io_types=True), path)
 
 
 # -- verification -----------------------------------------------------------------------------------
@@ -355,7 +311,7 @@ def _write_int8(fp32_path: Path, path: Path, nodes_to_exclude: Sequence[str] = (
 def _verification_batch(tokenizer: BlockTokenizer, loaded: _Loaded, options: EncoderExportOptions):
     from extract_trt.runtime.simplify import simplify
 
-    pages = [simplify(html, cutoff_length=options.cutoff_length) for html in (options.verify_html or _sample_pages())]
+    pages = [simplify(html, cutoff_length=options.cutoff_length) for html in (options.verify_html or sample_pages())]
     max_tokens = min(options.verify_max_tokens, loaded.max_positions)
     chunks = []
     for page_index, ids in enumerate(tokenizer.encode_pages(pages)):
@@ -365,13 +321,6 @@ def _verification_batch(tokenizer: BlockTokenizer, loaded: _Loaded, options: Enc
     # Spread the picks over the list so lengths (and padding) vary.
     picks = np.unique(np.linspace(0, len(chunks) - 1, min(options.verify_chunks, len(chunks))).astype(int))
     return pad_batch([chunks[i] for i in picks], loaded.pad_id)
-
-
-def _sample_pages() -> list[str]:
-    from importlib import resources
-
-    folder = resources.files("extract_trt") / "samples"
-    return [p.read_text(encoding="utf-8") for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".html")]
 
 
 def _torch_logits(model, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -443,7 +392,5 @@ def _check_against_plain(path: Path, feeds, input_ids, plain_logits, loaded: _Lo
         raise ExportVerificationError("the <|sep|> gather changes the logits of the plain graph")
 
 
-def _spec(value_info) -> TensorSpec:
-    tensor = value_info.type.tensor_type
-    shape = [d.dim_param or d.dim_value for d in tensor.shape.dim]
-    return TensorSpec(name=value_info.name, dtype=_ONNX_DTYPES.get(tensor.elem_type, str(tensor.elem_type)), shape=shape)
+# The decoder exporter imported these under their former private names; they live in export.common.
+_sample_pages, _save_onnx, _spec, _write_int8 = sample_pages, save_onnx, tensor_spec, write_int8
