@@ -32,6 +32,7 @@ from extract_trt.eval.roofline import (
     GPUS,
     PUBLISHED,
     Assumptions,
+    calibration,
     check_published,
     decode_flops,
     page_cost,
@@ -215,6 +216,9 @@ def test_check_against_published_figures():
         a = Assumptions(compute_efficiency=c.implied_efficiency, bandwidth_efficiency=0.8 * k)
         again = project(c.projection.model, c.projection.gpu, published_workload(), a)
         assert again.pages_per_s == pytest.approx(c.published, rel=1e-6)
+    factors = calibration(checks)
+    for c in checks:
+        assert c.projection.pages_per_s * factors[c.projection.model, c.projection.gpu] == pytest.approx(c.published)
 
 
 def test_roofline_report_on_measured_pages():

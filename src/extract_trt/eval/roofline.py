@@ -24,7 +24,10 @@ bandwidth. Peak figures are the vendors' datasheet numbers (dense, no sparsity),
 What the roofline leaves out, and why published figures are lower: Python/launch overhead per forward
 (eager PyTorch, vLLM ``enforce_eager=True``), padding, CPU preprocessing on the critical path, guided-
 decoding automata built per request (Dripper), clocks below boost. :func:`check_published` reports the
-projection's error against the measured figures of spec §3.7 and the efficiency that would match them.
+projection's error against the measured figures of spec §3.7 and the efficiency that would match them;
+projections on other pages are also shown *calibrated* (:func:`calibration`): scaled by published /
+projected of the same model and GPU, i.e. what the published setup would do on those pages if its shortfall
+from the roofline stayed the same.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "PageCost",
     "Projection",
     "RooflineReport",
+    "calibration",
     "check_published",
     "format_checks",
     "format_projections",
@@ -284,15 +288,25 @@ def format_checks(checks: Sequence[Check]) -> str:
     return "\n".join(lines)
 
 
-def format_projections(projections: Sequence[Projection]) -> str:
-    """Projections on measured pages as a plain-text table."""
+def calibration(checks: Sequence[Check]) -> dict[tuple[str, str], float]:
+    """(model, GPU) → published / projected pages/s, from the published-figure check."""
+    return {(c.projection.model, c.projection.gpu): c.published / c.projection.pages_per_s for c in checks}
+
+
+def format_projections(projections: Sequence[Projection], factors: dict[tuple[str, str], float] | None = None) -> str:
+    """Projections on measured pages as a plain-text table; ``factors`` (:func:`calibration`) add the
+    calibrated pages/s and $/M pages: the roofline scaled by how far the published setup fell short of it."""
+    factors = factors or {}
     lines = [
         f"  {'model':<14} {'GPU':<5} {'GFLOP/page':>10} {'GB/page':>8} {'compute':>8} {'pages/s':>8} {'$/M pages':>10}"
+        f" {'calibrated p/s':>14} {'$/M':>8}"
     ]
     for p in projections:
+        k = factors.get((p.model, p.gpu))
+        calibrated = f"{p.pages_per_s * k:14.2f} {p.dollars_per_million / k:8.2f}" if k else f"{'-':>14} {'-':>8}"
         lines.append(
             f"  {p.model:<14} {p.gpu:<5} {p.flops_per_page / 1e9:10.0f} {p.bytes_per_page / 1e9:8.2f} "
-            f"{p.compute_share:8.0%} {p.pages_per_s:8.2f} {p.dollars_per_million:10.2f}"
+            f"{p.compute_share:8.0%} {p.pages_per_s:8.2f} {p.dollars_per_million:10.2f} {calibrated}"
         )
     return "\n".join(lines)
 
@@ -316,7 +330,7 @@ class RooflineReport:
                 f"Projection on these {t.pages} pages (tokens: {self.tokens_from}; {t.chars_per_token:.2f} chars/token "
                 f"of simplified HTML; encoder {t.chunks_per_page:.2f} chunks/page, mean {t.chunk_mean:,.0f} tokens; "
                 f"decoder prompt mean {t.prompt_mean:,.0f}, answer mean {t.output_mean:,.0f} tokens):",
-                format_projections(self.projections),
+                format_projections(self.projections, calibration(self.checks)),
             ]
         return "\n".join(lines)
 
@@ -328,6 +342,7 @@ class RooflineReport:
             "checks": [{**asdict(c.projection), "published": c.published, "error": c.error,
                         "implied_efficiency": c.implied_efficiency} for c in self.checks],  # fmt: skip
             "projections": [asdict(p) for p in self.projections],
+            "calibration": {f"{m}/{g}": k for (m, g), k in calibration(self.checks).items()},
             "token_stats": None if self.token_stats is None else asdict(self.token_stats),
             "tokens_from": self.tokens_from,
         }
