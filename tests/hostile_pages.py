@@ -8,6 +8,7 @@ import html as _html
 import json
 import random
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -207,10 +208,12 @@ def item_ids(main_html: str) -> list[int]:
 
 def text_is_from_input(source: str, text: str) -> bool:
     """Every non-space character of ``text`` occurs in ``source`` at least as often (the larger count of the
-    raw HTML and its entity-decoded form; U+FFFD, which the parser substitutes for bad characters, and
-    the two characters the reference-emulating parser keeps from a stray ``</>`` are exempt)."""
+    raw HTML and its entity-decoded form). Exempt: U+FFFD, which the parser substitutes for bad
+    characters, and C0/C1 controls, which HTML's character references produce (``&#x11`` is U+0011)
+    where ``html.unescape`` drops them."""
     needed = Counter(_SPACE.sub("", text))
-    needed.pop("\ufffd", None)
+    for char in [c for c in needed if c == "\ufffd" or unicodedata.category(c) == "Cc"]:
+        del needed[char]
     if not needed:
         return True
     raw = Counter(source)
