@@ -116,12 +116,17 @@ def test_export_writes_a_verified_decoder_directory(model_dir, profile):
     session = ort.InferenceSession(str(model_dir / fp32.file), providers=["CPUExecutionProvider"])
     outputs = [o.name for o in session.get_outputs()]
     assert outputs[:2] == ["logits", "choice_logits"] or {"logits", "choice_logits"} <= set(outputs)
-    # choice_logits are exactly the logits of the first tokens of "main" and "other".
+    # logits: the last position only; choice_logits: every position, the columns of the first tokens of
+    # "main" and "other".
     ids = np.array([[5, 17, 40, 41, 90]], dtype=np.int64)
     feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "position_ids": np.arange(5)[None, :]}
     feeds.update({n: np.zeros((1, 2, 0, spec.head_dim), np.float32) for n in spec.past_names})
     out = dict(zip(outputs, session.run(None, feeds)))
-    np.testing.assert_allclose(out["choice_logits"], out["logits"][..., spec.choice_token_ids], rtol=1e-5, atol=1e-5)
+    assert out["logits"].shape[:2] == (1, 1) and out["choice_logits"].shape == (1, 5, 2)
+    np.testing.assert_allclose(out["choice_logits"][:, -1], out["logits"][:, 0, spec.choice_token_ids], rtol=1e-5, atol=1e-5)
+    last4 = dict(zip(outputs, session.run(None, {**feeds, "input_ids": ids[:, :4], "attention_mask": ids[:, :4] * 0 + 1,
+                                                 "position_ids": np.arange(4)[None, :]})))  # fmt: skip
+    np.testing.assert_allclose(out["choice_logits"][:, 3], last4["logits"][:, 0, spec.choice_token_ids], rtol=1e-4, atol=1e-4)
 
 
 # ── (a) any weights: one parsable label per block ─────────────────────────────────────
