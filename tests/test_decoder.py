@@ -112,6 +112,7 @@ def test_export_writes_a_verified_decoder_directory(model_dir, profile):
     assert fp32.labels_identical and fp32.max_abs_diff < 1e-3
     spec = DecoderSpec.from_dict(manifest.decoder)
     assert spec.profile == profile and spec.num_layers == 2 and spec.num_kv_heads == 2
+    assert spec.grammar == ("json" if profile == "dripper-v1" else "compact")
     assert spec.past_names[:2] == ["past_key_values.0.key", "past_key_values.0.value"]
     session = ort.InferenceSession(str(model_dir / fp32.file), providers=["CPUExecutionProvider"])
     outputs = [o.name for o in session.get_outputs()]
@@ -139,7 +140,7 @@ def test_any_weights_give_one_parsable_label_per_block(records, profile, weights
     model_dir = decoder_fixtures.exported(SEEDS[weights], weights, CONTEXT)
     base = labeler(model_dir, mode="speculative")
     # A model exported for dripper-v1 stores no chat template; under mineru-v1.1 it gets Qwen3's.
-    spec = dataclasses.replace(base.spec, profile=profile)
+    spec = dataclasses.replace(base.spec, profile=profile, grammar=DECODER_PROFILES[profile].answer.name)
     lab = DecoderLabeler(base.session, model_dir / "tokenizer.json", spec, draft_labeler=HeuristicLabeler(),
                          fallback_labeler=HeuristicLabeler())  # fmt: skip
     simplifier = simplify_profile(DECODER_PROFILES[profile].simplifier)

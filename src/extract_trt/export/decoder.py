@@ -156,6 +156,7 @@ def export_decoder(
         chat_template=template,
     )
     spec.choice_token_ids = choice_ids
+    spec.grammar = profile.answer.name
     graph = onnx.load(str(fp32_path), load_external_data=False).graph
     from extract_trt.runtime.simplify_v1 import simplify_profile
 

@@ -65,6 +65,7 @@ class DecoderSpec:
     choice_output: str | None = CHOICE_OUTPUT  # [batch, seq, 2] logits of the two choice tokens
     choice_token_ids: list[int] = field(default_factory=list)  # first tokens of "main", "other"
     chat_template: dict[str, str] | None = None  # ChatTemplate.to_dict(); None: Qwen3's
+    grammar: str = ""  # answer format of the profile ("json" | "compact"), checked against it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -295,6 +296,8 @@ class DecoderLabeler:
         self.session = session
         self.spec = spec
         self.profile = decoder_profile(spec.profile)
+        if spec.grammar and spec.grammar != self.profile.answer.name:
+            raise LabelerError(f"profile {spec.profile} answers in {self.profile.answer.name}, the manifest says {spec.grammar}")
         self.simplify_profile = simplify_profile(self.profile.simplifier)
         self.name = f"decoder:{spec.profile}"
         self.mode = mode
