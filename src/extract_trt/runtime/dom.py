@@ -101,6 +101,7 @@ def parse(html: str) -> Node:
     nesting: list[Node] = []
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
+    names = _TAG_NAMES
     count = 0
     # (first Lexbor sibling to convert, parent Node, number of <template>s around it)
     work: list[tuple[LexborNode | None, Node, int]] = [(lex_root.child, root, 0)]
@@ -108,30 +109,37 @@ def parse(html: str) -> Node:
         lex, parent, templates = work.pop()
         kids = parent.children
         while lex is not None:
-            tag = lex.tag
+            tag_id = lex.tag_id
+            tag = names.get(tag_id)
+            if tag is None:
+                tag = _tag_name(lex, tag_id)
             if tag == "-text":
                 text = lex.text_content
-                if text and parent.tag == "xmp":
-                    # Modest writes <xmp> text escaped and libxml2 reads it back raw.
-                    text = escape_text(text)
                 if text:
+                    if parent.tag == "xmp":
+                        # Modest writes <xmp> text escaped and libxml2 reads it back raw.
+                        text = escape_text(text)
                     if kids:
                         last = kids[-1]
                         last.tail = last.ptail = text if last.tail is None else last.tail + text
                     else:
                         parent.text = parent.ptext = text if parent.text is None else parent.text + text
-            elif tag is not None and tag[0] not in "_!-":
-                el = Node(tag.lower(), _attrs(lex), parent)
+            elif tag:
+                attrs = lex.attributes
+                if attrs and None in attrs.values():  # Lexbor lower-cases attribute names itself
+                    attrs = {k: "" if v is None else v for k, v in attrs.items()}
+                el = Node(tag, attrs, parent)
                 count += 1
                 el.index = count
                 kids.append(el)
-                if el.tag in LIBXML2_NESTING_VOIDS:
-                    nesting.append(el)
-                elif el.tag in ("svg", "math"):
-                    foreign.append((lex, el))
+                if tag in _SPECIAL_TAGS:
+                    if tag in LIBXML2_NESTING_VOIDS:
+                        nesting.append(el)
+                    elif tag != "template":
+                        foreign.append((lex, el))
                 child = lex.child
                 inner = templates
-                if el.tag == "template":
+                if tag == "template":
                     inner += 1
                     if child is None and inner <= MAX_TEMPLATE_NESTING:
                         child = _template_content(lex, keep_alive)
@@ -145,6 +153,21 @@ def parse(html: str) -> Node:
     for el in nesting:  # document order, so a later one is already inside an earlier one
         _nest_following(el)
     return root
+
+
+# Lexbor's ids of the standard tag names are fixed; custom element names get per-document ids (large
+# numbers) and are looked up each time. "" marks nodes that are not elements or text (comments, doctypes).
+_STANDARD_TAG_IDS = 1 << 16
+_TAG_NAMES: dict[int, str] = {}
+_SPECIAL_TAGS = LIBXML2_NESTING_VOIDS | {"svg", "math", "template"}
+
+
+def _tag_name(lex: LexborNode, tag_id: int) -> str:
+    tag = lex.tag
+    name = "" if tag is None or tag[0] in "_!" or (tag[0] == "-" and tag != "-text") else tag.lower()
+    if tag_id < _STANDARD_TAG_IDS:
+        _TAG_NAMES[tag_id] = name
+    return name
 
 
 def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
@@ -213,8 +236,8 @@ def _attrs(lex: LexborNode) -> dict[str, str]:
     raw = lex.attributes
     if not raw:
         return {}
-    # Lexbor already lower-cases HTML attribute names; SVG ones (viewBox) keep their case.
-    return {(k if k.islower() else k.lower()): ("" if v is None else v) for k, v in raw.items()}
+    # Lexbor already lower-cases attribute names (SVG's viewBox included).
+    return {k: "" if v is None else v for k, v in raw.items()} if None in raw.values() else raw
 
 
 def iter_tree(root: Node, *, processing: bool = False) -> Iterator[Node]:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extract_trt.runtime import dom
-from extract_trt.runtime.dom import Node, iter_tree, serialize
+from extract_trt.runtime.dom import RAW_TEXT_TAGS, VOID_TAGS, Node, escape_text, format_attr, iter_tree, serialize
 from extract_trt.runtime.errors import SimplifyError
 from extract_trt.runtime.types import Block, PageBlocks
 
@@ -54,6 +54,7 @@ ELLIPSIS = "..."
 _SHELL_HEAD = '<html><head><meta charset="utf-8"></head><body>'
 _SHELL_TAIL = "</body></html>"
 _TEXT_RUNS = re.compile(r"(<[^>]+>)|([^<]+)")
+_LIST_TAGS = frozenset({"ul", "ol", "dl"})
 _SPACES = re.compile(r"\s+")
 
 
@@ -431,38 +432,96 @@ def _clean_attrs(node: Node) -> dict[str, str]:
     return out
 
 
-def _copy(src: Node, parent: _Frag | None, text: str | None, tail: str | None) -> _Frag:
-    """Deep copy of the processing view of ``src`` with cleaned attributes."""
-    top = _Frag(src.tag, _clean_attrs(src), text, tail, parent)
-    stack = [(src, top)]
+class _CopyStats:
+    """What the block's copy saw on the way: its text length and whether it has content (see
+    :func:`_is_meaningful`), so that neither needs a walk of its own."""
+
+    __slots__ = ("chars", "meaningful")
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.meaningful = False
+
+
+def _shortened(tag: str, items: list[Node]) -> list[int | None]:
+    """Which of a list's ``items`` the reference's list shortening keeps, by index (first, ``...``, last; a
+    ``<dl>`` keeps its first term group and its last one); ``None`` stands for the ``...`` span."""
+    if tag == "dl":
+        dts = [i for i, item in enumerate(items) if item.tag == "dt"]
+        return [*range(dts[0], dts[1]), None, *range(dts[-1], len(items))] if len(dts) > 1 else list(range(len(items)))
+    return [0, None, len(items) - 1]
+
+
+def _copy_children(top: _Frag, kids: list[Node], tails: list[str | None] | None, stats: _CopyStats) -> None:
+    """Copy ``kids`` (processing view, cleaned attributes) under ``top``, shortening lists on the way.
+
+    ``tails`` overrides the tails of ``kids`` (the run of a block). Adds what it copies to ``stats``.
+    """
+    meaningful = stats.meaningful
+    chars = stats.chars
+    # (fragment parent, its tag, source children, their tails or None, inside an <img>)
+    stack: list[tuple[_Frag, str, list[Node], list | None, bool]] = [(top, top.tag, kids, tails, top.tag == "img")]
     while stack:
-        s, d = stack.pop()
-        out = d.children
-        for k in s.pchildren:
-            c = _Frag(k.tag, _clean_attrs(k), k.ptext, k.ptail, d)
+        parent, tag, items, item_tails, in_img = stack.pop()
+        if len(items) > 2 and tag in _LIST_TAGS:
+            kept = _shortened(tag, items)
+            if item_tails is not None:
+                item_tails = [None if i is None else item_tails[i] for i in kept]
+            items = [None if i is None else items[i] for i in kept]
+        out = parent.children
+        for i, k in enumerate(items):
+            if k is None:
+                out.append(_Frag("span", {}, ELLIPSIS, None, parent))
+                chars += 3
+                meaningful = meaningful or not in_img
+                continue
+            text = k.ptext
+            tail = k.ptail if item_tails is None else item_tails[i]
+            ktag = k.tag
+            c = _Frag(ktag, _clean_attrs(k), text, tail, parent)
             out.append(c)
+            if text:
+                chars += len(text)
+            if tail:
+                chars += len(tail)
+            if not meaningful and not in_img:
+                if ktag == "img":
+                    meaningful = bool((text and text.strip()) or c.attrs.get("src", "").strip())
+                else:
+                    meaningful = bool((text and text.strip()) or (tail and tail.strip()))
             if k.pchildren:
-                stack.append((k, c))
-    return top
+                stack.append((c, ktag, k.pchildren, None, in_img or ktag == "img"))
+    stats.meaningful = meaningful
+    stats.chars = chars
 
 
-def _build_fragment(par: _Paragraph, profile: SimplifyProfile) -> tuple[_Frag, Node, list[Node]]:
-    """The block's fragment, the node it stands for, and that node's top-level children (for mapping)."""
+def _build_fragment(par: _Paragraph, profile: SimplifyProfile, stats: _CopyStats) -> tuple[_Frag, Node, list[Node]]:
+    """The block's fragment (lists shortened), the node it stands for, and that node's top-level children
+    (for mapping). ``stats`` describes the fragment that is returned."""
     container = par.container
     if par.content_type == "block_element":
-        root = _copy(container, None, container.ptext or None, None)
+        root = _Frag(container.tag, _clean_attrs(container), container.ptext or None, None, None)
         sources = container.pchildren
+        tails = None
     else:
         root = _Frag(container.tag, _clean_attrs(container), par.text, None, None)
-        # Where a <br> ends its run (not inline), the reference clears the tail of a run's last <br>.
-        last = len(par.elements) - 1 if "br" not in profile.inline_tags else -1
-        for i, el in enumerate(par.elements):
-            tail = None if i == last and el.tag == "br" else el.ptail
-            root.children.append(_copy(el, root, el.ptext, tail))
         sources = par.elements
+        tails = [el.ptail for el in sources]
+        # Where a <br> ends its run (not inline), the reference clears the tail of a run's last <br>.
+        if sources and sources[-1].tag == "br" and "br" not in profile.inline_tags:
+            tails[-1] = None
+    text = root.text
+    stats.chars = len(text) if text else 0
+    if root.tag == "img":
+        stats.meaningful = bool((text and text.strip()) or root.attrs.get("src", "").strip())
+    else:
+        stats.meaningful = bool(text and text.strip())
+    _copy_children(root, sources, tails, stats)
     if container.tag in ("body", "html"):
         # The reference re-parses each block; a <body> block merges into the parser's own body.
         block = profile.reread_body_run(root)
+        stats.meaningful = _is_meaningful(block)
+        stats.chars = _text_length(block)
         if block is not root:
             node = sources[0]
             return block, node, node.pchildren
@@ -508,20 +567,14 @@ def _is_data_table(table: Node) -> bool:
     return not layout
 
 
-def _simplify_lists(root: _Frag) -> None:
+def _text_length(root: _Frag) -> int:
+    total = 0
     stack = [root]
     while stack:
         node = stack.pop()
-        items = node.children
-        if len(items) > 2 and node.tag in ("ul", "ol", "dl"):
-            ellipsis = _Frag("span", {}, ELLIPSIS, None, node)
-            if node.tag == "dl":
-                dts = [i for i, item in enumerate(items) if item.tag == "dt"]
-                if len(dts) > 1:
-                    node.children = items[dts[0] : dts[1]] + [ellipsis] + items[dts[-1] :]
-            else:
-                node.children = [items[0], ellipsis, items[-1]]
-        stack.extend(reversed(node.children))
+        total += len(node.text or "") + len(node.tail or "")
+        stack.extend(node.children)
+    return total
 
 
 def _is_meaningful(root: _Frag) -> bool:
@@ -602,6 +655,57 @@ def _index(items: list, target: object) -> int:
     raise ValueError("node is not a child of its parent")
 
 
+def _write_block(root: _Frag) -> tuple[str, str, int] | None:
+    """The block string (serialized like ``lxml.etree.tostring(method="html")``, whitespace runs in text
+    collapsed to one space), its plain text (collapsed, stripped) and the length of its text inside links,
+    in one walk. ``None`` when the fragment holds something this fast path does not write the same way
+    (raw-text elements, content inside a void element); :func:`_collapse` and :func:`_fragment_text` on
+    :func:`~extract_trt.runtime.dom.serialize` give those.
+
+    Collapsing per text piece equals collapsing the finished string's text runs because every text piece
+    is written between two tags (text and attribute values never contain a raw ``<`` or ``>``).
+    """
+    out: list[str] = []
+    parts: list[str] = []
+    link_chars = 0
+    spaces = _SPACES.sub
+    stack: list[tuple[_Frag, bool, int]] = [(root, False, 0)]  # node, closing, <a> elements around it
+    while stack:
+        node, closing, in_link = stack.pop()
+        tag = node.tag
+        if closing:
+            if tag not in VOID_TAGS and not (tag == "li" and not node.text and not node.children):
+                out.append(f"</{tag}>")
+            tail = node.tail
+            if tail and node is not root:
+                parts.append(tail)
+                if in_link:
+                    link_chars += len(tail)
+                out.append(spaces(" ", escape_text(tail)))
+            continue
+        attrs = node.attrs
+        if attrs:
+            out.append(f"<{tag}{''.join([format_attr(tag, k, v) for k, v in attrs.items()])}>")
+        else:
+            out.append(f"<{tag}>")
+        stack.append((node, True, in_link))
+        text = node.text
+        if tag in VOID_TAGS or tag in RAW_TEXT_TAGS:
+            if text or node.children:
+                return None
+            continue
+        inside = in_link + 1 if tag == "a" else in_link
+        if text:
+            parts.append(text)
+            if inside:
+                link_chars += len(text)
+            out.append(spaces(" ", escape_text(text)))
+        kids = node.children
+        if kids:
+            stack.extend([(kid, False, inside) for kid in reversed(kids)])
+    return "".join(out), spaces(" ", "".join(parts)).strip(), link_chars
+
+
 def _collapse(fragment: str) -> str:
     return _TEXT_RUNS.sub(lambda m: m.group(1) or _SPACES.sub(" ", m.group(2)), fragment)
 
@@ -627,6 +731,21 @@ def _fragment_text(root: _Frag) -> tuple[str, int]:
         stack.append((node, True, in_link))
         stack.extend((kid, False, inside) for kid in reversed(node.children))
     return _SPACES.sub(" ", "".join(parts)).strip(), link_chars
+
+
+def _first_select(node: Node) -> str | None:
+    """The ``cc-select`` mark of ``node``'s first descendant (document order) that has one: a mark the
+    mapping already copied onto it, else its attribute."""
+    stack = node.children[::-1]
+    while stack:
+        desc = stack.pop()
+        if desc.select is not None:
+            return desc.select
+        if "cc-select" in desc.attrs:
+            return desc.attrs["cc-select"]
+        if desc.children:
+            stack.extend(reversed(desc.children))
+    return None
 
 
 class _Mapper:
@@ -655,10 +774,9 @@ class _Mapper:
         container = par.container
         if par.content_type == "block_element":
             self.mark(container, item_id)
-            for desc in iter_tree(container):
-                if desc is not container and (desc.select is not None or "cc-select" in desc.attrs):
-                    container.select = desc.select if desc.select is not None else desc.attrs["cc-select"]
-                    break
+            select = _first_select(container)
+            if select is not None:
+                container.select = select
             return
         if sources:
             if node.tag in self.inline_tags and node.tag != "body" and not node.block_type_mark:
@@ -709,44 +827,76 @@ class _Mapper:
 _ANCESTOR_NAMES = 8  # nearest ancestors with a class or id whose names a Block keeps
 
 
-def _tag_path(node: Node) -> tuple[str, int, str]:
-    """``html>…>tag``, the depth, and the class/id values of the nearest named ancestors."""
-    tags = []
-    names = []
-    cur: Node | None = node.parent
-    tags.append(node.tag)
-    while cur is not None:
-        tags.append(cur.tag)
-        attrs = cur.attrs
-        if len(names) < _ANCESTOR_NAMES and ("class" in attrs or "id" in attrs):
-            names.append(f"{attrs.get('class', '')} {attrs.get('id', '')}")
-        cur = cur.parent
-    return ">".join(reversed(tags)), len(tags) - 1, " ".join(names)
+class _TagPaths:
+    """``html>…>tag``, depth and the class/id values of the nearest named ancestors of block nodes.
+
+    Memoised at the nodes asked about (block parents), so a block's walk up stops at the nearest parent
+    of an earlier block; storing every ancestor's path would be quadratic on deep pages.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict[Node, tuple[str, int, tuple[str, ...]]] = {}  # node → (path, depth, names of it and above)
+
+    def _info(self, node: Node) -> tuple[str, int, tuple[str, ...]]:
+        memo = self.memo
+        found = memo.get(node)
+        if found is not None:
+            return found
+        tags: list[str] = []
+        names: list[str] = []
+        cur: Node | None = node
+        while cur is not None and cur not in memo:
+            tags.append(cur.tag)
+            attrs = cur.attrs
+            if len(names) < _ANCESTOR_NAMES and ("class" in attrs or "id" in attrs):
+                names.append(f"{attrs.get('class', '')} {attrs.get('id', '')}")
+            cur = cur.parent
+        tags.reverse()
+        if cur is None:
+            info = (">".join(tags), len(tags) - 1, tuple(names))
+        else:
+            path, depth, above = memo[cur]
+            info = (f"{path}>{'>'.join(tags)}", depth + len(tags), (*names, *above)[:_ANCESTOR_NAMES])
+        memo[node] = info
+        return info
+
+    def of(self, node: Node) -> tuple[str, int, str]:
+        parent = node.parent
+        if parent is None:
+            return node.tag, 0, ""
+        path, depth, names = self._info(parent)
+        return f"{path}>{node.tag}", depth + 1, " ".join(names)
 
 
 def _number_blocks(
     root: Node, paragraphs: list[_Paragraph], cutoff_length: int, profile: SimplifyProfile
 ) -> PageBlocks:
     mapper = _Mapper(profile.inline_tags)
+    paths = _TagPaths()
+    stats = _CopyStats()
     blocks: list[Block] = []
     fragments: list[str] = []
     for par in paragraphs:
         try:
-            frag, node, sources = _build_fragment(par, profile)
-            text_before_cleaning = frag.text
-            _simplify_lists(frag)
-            if not _is_meaningful(frag):
+            frag, node, sources = _build_fragment(par, profile, stats)  # lists already shortened
+            if not stats.meaningful:
                 continue
-            profile.truncate(frag, cutoff_length)
+            text_before_cleaning = frag.text
+            if stats.chars > cutoff_length:  # else no text can be over the cap
+                profile.truncate(frag, cutoff_length)
             item_id = len(blocks) + 1
             frag.attrs["_item_id"] = str(item_id)
             mapper.place(par, node, sources, text_before_cleaning, item_id)
         except (_Skip, ValueError):
             continue
-        html = _collapse(serialize(frag).strip())
+        written = _write_block(frag)
+        if written is None:
+            html = _collapse(serialize(frag).strip())
+            text, link_chars = _fragment_text(frag)
+        else:
+            html, text, link_chars = written
         fragments.append(html)
-        text, link_chars = _fragment_text(frag)
-        path, depth, ancestor_names = _tag_path(node)
+        path, depth, ancestor_names = paths.of(node)
         blocks.append(
             Block(
                 item_id=item_id,
