@@ -131,6 +131,28 @@ def run_labeler(directory: Path, variant: str, pages, threads: int, budget: int,
     }
 
 
+def length_sweep(directory: Path, lengths: list[int], threads: int) -> list[dict]:
+    """tokens/s of one chunk of each length (random ids), fp32 vs int8: where attention takes over."""
+    from extract_trt.runtime.session import create_session
+
+    vocab = 32000
+    rows = []
+    for variant in ("fp32", "int8"):
+        info = create_session(directory / ("model.onnx" if variant == "fp32" else "model.int8.onnx"),
+                              SessionConfig(providers=["cpu"], intra_op_num_threads=threads, allow_spinning=False))
+        for n in lengths:
+            ids = np.random.default_rng(0).integers(3, vocab, (1, n), dtype=np.int64)
+            ids[0, ::50] = vocab  # a <|sep|> every 50 tokens
+            feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            info.session.run(None, feeds)
+            repeats = max(1, 8192 // n)
+            t0 = time.perf_counter()
+            for _ in range(repeats):
+                info.session.run(None, feeds)
+            rows.append({"variant": variant, "tokens": n, "tokens_per_s": n * repeats / (time.perf_counter() - t0)})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="20m,210m")
@@ -142,6 +164,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=MAX_TOKENS, help="max_batch_tokens (rows x longest chunk) of the runs")
     parser.add_argument("--padding-budgets", default="8192,16384", help="budgets of the padding-only report")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--sweep", default="512,2048,4096", help="chunk lengths timed alone on the 20M model ('' to skip)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/extract-trt-bench-encoder"))
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
@@ -174,6 +197,11 @@ def main() -> None:
         pages = [p for p, _ in eligible[:count]]
         tokens = sum(n for _, n in eligible[:count])
         directory = model_dir(args.work, size, tokenizer)
+        if size == "20m" and args.sweep:
+            sweep = length_sweep(directory, [int(n) for n in args.sweep.split(",")], args.threads)
+            figures["sweep"] = sweep
+            print(f"\n{size}: one chunk alone, tokens/s by length: " + ", ".join(
+                f"{r['variant']} {r['tokens']:,}: {r['tokens_per_s']:,.0f}" for r in sweep))
         print(f"\n{size}: {len(pages)} pages, {tokens:,} tokens, {args.threads} threads")
         print(f"  {'variant':8s} {'mode':24s} {'pages/s':>8s} {'tokens/s':>9s} {'padding':>8s} {'batches':>8s}")
         for variant in ("fp32", "int8"):
