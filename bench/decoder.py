@@ -76,7 +76,7 @@ def build_model(workdir: Path, tokenizer_dir: Path, layers: int, profile: str, i
 
     from extract_trt.export.decoder import DecoderExportOptions, export_decoder
 
-    out = workdir / f"onnx-{layers}l-{profile}"
+    out = workdir / f"onnx-{layers}l-{profile}{'-int8' if int8 else ''}"
     if (out / "extract-trt.json").exists():
         return out
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
@@ -107,7 +107,7 @@ class FlippedDrafts:
     def label(self, pages):
         from extract_trt.runtime.types import Labels
 
-        return [Labels(self.drafts[id(p)].copy(), self.name) for p in pages]
+        return [Labels(self.drafts.get(id(p), np.zeros(len(p), dtype=bool)).copy(), self.name) for p in pages]
 
 
 def run_mode(model_dir: Path, variant: str, pages, mode: str, **kw):
