@@ -206,9 +206,14 @@ def test_text_nested_lists() -> None:
 def test_text_drops_script_style_and_friends() -> None:
     html = (
         "<div>keep<script>var s = '<p>no</p>';</script><style>p { color: red }</style>"
-        "<noscript>no js</noscript><template><p>tpl</p></template> this</div><!-- comment -->"
+        "<template><p>tpl</p></template> this</div><!-- comment -->"
     )
     assert to_text(html) == "keep this"
+
+
+def test_text_keeps_noscript_content() -> None:
+    """Crawler views (e.g. Discourse threads) live in <noscript>; the simplifier makes blocks of them."""
+    assert to_text("<div><noscript><p>the thread</p></noscript></div>") == "the thread"
 
 
 def test_text_entities() -> None:

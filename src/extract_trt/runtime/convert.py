@@ -25,8 +25,10 @@ Plain text is modelled on the DOM ``innerText`` rules:
 * Table cells of one row are joined by a tab (``\\t``); a cell holding block content starts its own line.
 * Outside ``pre``/``textarea``/``listing``/``xmp`` every run of whitespace (no-break space included) becomes one
   space and spaces at line ends are dropped; inside them text is kept verbatim (no-break spaces become spaces).
-* The content of ``script``, ``style``, ``noscript``, ``template``, ``head``, ``svg``, ``iframe``, ``select``,
-  canvas and plugin objects is dropped, as are comments. Entities are decoded by the parser. (``audio``,
+* The content of ``script``, ``style``, ``template``, ``head``, ``svg``, ``iframe``, ``select``,
+  canvas and plugin objects is dropped, as are comments. ``noscript`` content is kept: the simplifier makes
+  blocks of it (crawler views such as Discourse's put the whole thread there), so a main block inside it
+  must reach the text. Entities are decoded by the parser. (``audio``,
   ``video``, ``embed``, ``source`` and ``track`` are kept: in the reference's tree, text that followed a
   ``<source>``/``<track>``/``<embed>`` is inside them.)
 * The result has no leading or trailing blank lines and no trailing whitespace.
@@ -119,7 +121,7 @@ def benchmark_markdown(main_html: str, url: str | None = None) -> str:
 # Plain text
 
 _SKIP_TAGS = frozenset(
-    {"script", "style", "noscript", "template", "head", "title", "meta", "link", "base", "svg", "iframe", "frame",
+    {"script", "style", "template", "head", "title", "meta", "link", "base", "svg", "iframe", "frame",
      "frameset", "object", "applet", "canvas", "select", "datalist", "input", "map", "param"}
 )  # fmt: skip
 _PARAGRAPH_TAGS = frozenset(

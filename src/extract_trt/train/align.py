@@ -21,7 +21,7 @@ import numpy as np
 
 from extract_trt.runtime.types import PageBlocks
 
-__all__ = ["IGNORE", "MAIN_SHARE", "align_labels", "fill_ignored"]
+__all__ = ["IGNORE", "MAIN_SHARE", "align_labels", "fill_ignored", "snippet_labels"]
 
 MAIN_SHARE = 0.5
 IGNORE = -1
@@ -44,6 +44,41 @@ def align_labels(page: PageBlocks, groundtruth: str) -> np.ndarray:
     labels = np.where(hits >= MAIN_SHARE * np.maximum(sizes, 1), 1, 0).astype(np.int8)
     labels[sizes == 0] = IGNORE
     return labels
+
+
+def snippet_labels(page: PageBlocks, with_snippets: list[str], without_snippets: list[str]) -> np.ndarray:
+    """Weak labels from must-have / must-not-have snippets (trafilatura's evaluation set).
+
+    A block is main when it contains a ``with`` snippet or is contained in one, other when the same holds
+    for a ``without`` snippet, and :data:`IGNORE` otherwise (most blocks: the snippets cover a few places
+    per page) or when both hold. Comparison is on lower-cased text with whitespace runs collapsed;
+    snippets and blocks under ``MIN_SNIPPET`` characters are not used for containment the other way round.
+    """
+    blocks = [_norm(b.text) for b in page.blocks]
+    labels = np.full(len(blocks), IGNORE, dtype=np.int8)
+    positive = [_norm(s) for s in with_snippets if s.strip()]
+    negative = [_norm(s) for s in without_snippets if s.strip()]
+    for i, text in enumerate(blocks):
+        if not text:
+            continue
+        is_main = any(_overlaps(text, s) for s in positive)
+        is_other = any(_overlaps(text, s) for s in negative)
+        if is_main != is_other:
+            labels[i] = 1 if is_main else 0
+    return labels
+
+
+MIN_SNIPPET = 12
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _overlaps(block: str, snippet: str) -> bool:
+    if snippet in block:
+        return True
+    return len(block) >= MIN_SNIPPET and block in snippet
 
 
 def fill_ignored(labels: np.ndarray) -> np.ndarray:

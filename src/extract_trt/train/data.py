@@ -2,10 +2,13 @@
 
 * ``wcxb-dev`` (CC-BY-4.0): plain-text ground truth aligned to blocks (:mod:`extract_trt.train.align`).
 * ``webmainbench-sample`` (Apache-2.0): ``cc-select`` element annotations read as block labels.
+* ``trafilatura-eval`` (Apache-2.0, 990 pages, mostly German): weak labels from its must-have /
+  must-not-have snippets (a few blocks per page; the rest carry no loss) — the multilingual signal.
 
-The train/validation split is by **domain** (a page's host without ``www.``): a CRC32 of the domain
-puts about one domain in five into validation, so no site is seen on both sides and the split is the
-same on every machine and in every run. Only validation figures are reported.
+The split is by **domain** (a page's host without ``www.``): a CRC32 of the domain puts about one domain
+in five into validation and one in five into tune (threshold, hyper-parameters), so no site is seen on
+two sides and the split is the same on every machine and in every run. Only validation figures are
+reported.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ import numpy as np
 from extract_trt.runtime.features import N_FIELDS, WORDS, BlockFeatures, page_features
 from extract_trt.runtime.labelers.annotation import annotation_labels
 from extract_trt.runtime.simplify import simplify
-from extract_trt.train.align import IGNORE, align_labels
+from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
-__all__ = ["Example", "VALIDATION_SHARE", "build_examples", "domain", "read_jsonl", "split_of"]
+__all__ = ["Example", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "split_of"]
 
-VALIDATION_SHARE = 5  # one domain in VALIDATION_SHARE goes to validation
+SPLIT_MODULUS = 5
 
 
 @dataclass(slots=True)
@@ -35,6 +38,7 @@ class Example:
     """One page ready for training: features, labels (1/0/IGNORE per block), loss weights, metadata."""
 
     id: str
+    dataset: str
     split: str
     page_type: str
     features: BlockFeatures
@@ -54,8 +58,13 @@ def domain(url: str) -> str:
 
 
 def split_of(url: str) -> str:
-    """``"validation"`` for about 1 domain in :data:`VALIDATION_SHARE`, else ``"train"`` (stable CRC32)."""
-    return "validation" if zlib.crc32(domain(url).encode()) % VALIDATION_SHARE == 0 else "train"
+    """``"validation"``, ``"tune"`` or ``"train"`` by a stable CRC32 of the page's domain.
+
+    One domain in :data:`SPLIT_MODULUS` is validation (reported, never trained or tuned on), one is tune
+    (threshold and hyper-parameters), the rest train.
+    """
+    bucket = zlib.crc32(domain(url).encode()) % SPLIT_MODULUS
+    return "validation" if bucket == 0 else "tune" if bucket == 1 else "train"
 
 
 def build_examples(path: str | Path) -> Iterator[Example]:
@@ -69,6 +78,10 @@ def build_examples(path: str | Path) -> Iterator[Example]:
             labels = annotation_labels(page).main.astype(np.int8)
         elif record.get("groundtruth_format") in ("text", "markdown") and record.get("groundtruth"):
             labels = align_labels(page, record["groundtruth"])
+        elif record.get("groundtruth_format") == "snippets":
+            labels = snippet_labels(page, record.get("with") or [], record.get("without") or [])
+            if not (labels != IGNORE).any():
+                continue
         else:
             continue
         features = page_features(page)
@@ -78,6 +91,7 @@ def build_examples(path: str | Path) -> Iterator[Example]:
         weights = np.where(labels == IGNORE, 0.0, 1.0 + np.log1p(words)).astype(np.float32)
         yield Example(
             id=str(record["id"]),
+            dataset=Path(path).name.split(".")[0],
             split=split_of(record.get("url", "")),
             page_type=record.get("page_type") or "unknown",
             features=features,

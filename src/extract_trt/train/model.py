@@ -80,9 +80,10 @@ class BlockModel(nn.Module):
         n = dense.shape[0]
         dim = self.config.embed_dim
         emb = self.table(ids)
-        # scatter_add exports as ScatterElements(reduction="add"); index_add's legacy export drops duplicates
-        sums = torch.zeros(n * N_FIELDS, dim, dtype=emb.dtype).scatter_add(0, bags.unsqueeze(1).expand(-1, dim), emb)
-        counts = torch.zeros(n * N_FIELDS, dtype=emb.dtype).scatter_add(0, bags, torch.ones_like(ids, dtype=emb.dtype))
+        # accumulating index_put exports as ScatterND (row-wise, fast in ORT); the exporter marks it
+        # reduction="add" (see export_onnx.py)
+        sums = torch.zeros(n * N_FIELDS, dim, dtype=emb.dtype).index_put((bags,), emb, accumulate=True)
+        counts = torch.zeros(n * N_FIELDS, dtype=emb.dtype).index_put((bags,), torch.ones_like(ids, dtype=emb.dtype), accumulate=True)
         pooled = (sums / torch.sqrt(counts.clamp(min=1.0)).unsqueeze(1)).reshape(n, N_FIELDS * dim)
         x = nn.functional.gelu(self.bag_proj(self.drop(pooled)) + self.dense_proj(dense))
         x = x + nn.functional.gelu(self.conv(x.t().unsqueeze(0))).squeeze(0).t()

@@ -25,10 +25,13 @@ from extract_trt.train.align import IGNORE
 from extract_trt.train.data import Example, build_examples
 from extract_trt.train.export_onnx import export_block_model
 from extract_trt.train.model import BlockModel, ModelConfig
+from extract_trt.train.model_card import render_model_card
 
 __all__ = ["TrainConfig", "block_f1", "train_block_model"]
 
-DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz")
+DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz", "trafilatura-eval.jsonl.gz")
+MODEL_CARD = "MODEL_CARD.md"
+PRIMARY = "wcxb-dev"  # the set with full ground truth: its validation block F1 is the progress figure
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class TrainConfig:
     seed: int = 13
     threads: int = 1
     model: ModelConfig = field(default_factory=ModelConfig)
+    token_dropout: float = 0.1
+    page_normalized: bool = False
     max_pages: int | None = None  # per dataset; small runs for tests
 
 
@@ -48,14 +53,19 @@ def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return torch.from_numpy(f.ids), torch.from_numpy(f.bags), torch.from_numpy(f.dense)
 
 
-def _crop(example: Example, rng: random.Random) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
-    """A random window of a long page (the model sees at most WINDOW blocks at inference too)."""
-    n = example.features.n_blocks
-    if n <= WINDOW:
-        return example.features, example.labels, example.weights
-    start = rng.randrange(0, n - WINDOW + 1)
-    stop = start + WINDOW
-    return example.features.window(start, stop), example.labels[start:stop], example.weights[start:stop]
+def _crop(example: Example, rng: random.Random, token_dropout: float) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
+    """A random window of a long page (the model sees at most WINDOW blocks at inference too), with a
+    random ``token_dropout`` share of its hashed ids left out (so no single string decides a block)."""
+    features, labels, weights = example.features, example.labels, example.weights
+    n = features.n_blocks
+    if n > WINDOW:
+        start = rng.randrange(0, n - WINDOW + 1)
+        features = features.window(start, start + WINDOW)
+        labels, weights = labels[start : start + WINDOW], weights[start : start + WINDOW]
+    if token_dropout > 0:
+        keep = np.random.default_rng(rng.getrandbits(32)).random(len(features.ids)) >= token_dropout
+        features = BlockFeatures(ids=features.ids[keep], bags=features.bags[keep], dense=features.dense)
+    return features, labels, weights
 
 
 def predict(model: BlockModel, features: BlockFeatures, window: int = WINDOW, overlap: int = OVERLAP) -> np.ndarray:
@@ -82,36 +92,38 @@ def block_f1(examples: Sequence[Example], probabilities: Sequence[np.ndarray], t
     return float(np.mean(scores)) if scores else 0.0
 
 
+def _by_dataset(examples: Sequence[Example]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, e in enumerate(examples):
+        groups.setdefault(e.dataset, []).append(i)
+    return groups
+
+
 def _best_threshold(examples: Sequence[Example], probabilities: Sequence[np.ndarray]) -> float:
     grid = np.round(np.arange(0.2, 0.71, 0.05), 2)
     return float(max(grid, key=lambda t: block_f1(examples, probabilities, float(t))))
 
 
-def train_block_model(
-    data_dir: str | Path,
-    out_dir: str | Path,
-    config: TrainConfig | None = None,
-    log: Callable[[str], None] = print,
-) -> dict:
-    """Train, export and describe the block model; returns the manifest written to ``out_dir``."""
-    cfg = config or TrainConfig()
+def load_examples(data_dir: str | Path, max_pages: int | None = None) -> list[Example]:
+    """Examples of every set in :data:`DATASETS` (at most ``max_pages`` read per set)."""
+    examples: list[Example] = []
+    for name in DATASETS:
+        for i, ex in enumerate(build_examples(Path(data_dir) / name)):
+            if max_pages is not None and i >= max_pages:
+                break
+            examples.append(ex)
+    return examples
+
+
+def fit(
+    train: Sequence[Example], tune: Sequence[Example], cfg: TrainConfig, log: Callable[[str], None] = print
+) -> tuple[BlockModel, list[dict]]:
+    """Train a fresh model on ``train``; report the primary set's block F1 on ``tune`` after each epoch."""
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
     started = time.perf_counter()
-
-    examples: list[Example] = []
-    for name in DATASETS:
-        path = Path(data_dir) / name
-        for i, ex in enumerate(build_examples(path)):
-            if cfg.max_pages is not None and i >= cfg.max_pages:
-                break
-            examples.append(ex)
-    train = [e for e in examples if e.split == "train"]
-    val = [e for e in examples if e.split == "validation"]
-    log(f"examples: {len(train)} train / {len(val)} validation pages ({time.perf_counter() - started:.0f} s)")
-
     model = BlockModel(cfg.model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     steps = max(1, cfg.epochs * -(-len(train) // cfg.pages_per_step))
@@ -120,6 +132,8 @@ def train_block_model(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
     )
     rng = random.Random(cfg.seed)
+    primary = [e for e in tune if e.dataset == PRIMARY]
+    total_weight = max(1.0, sum(float(e.weights.sum()) for e in train))
     history = []
     for epoch in range(cfg.epochs):
         model.train()
@@ -129,9 +143,11 @@ def train_block_model(
         for i in range(0, len(order), cfg.pages_per_step):
             optimizer.zero_grad()
             batch = order[i : i + cfg.pages_per_step]
-            weight_sum = sum(float(e.weights.sum()) for e in batch) or 1.0
+            batch_weight = sum(float(e.weights.sum()) for e in batch) or 1.0
             for ex in batch:
-                features, labels, weights = _crop(ex, rng)
+                # per page: every page counts the same, as in the page-averaged metrics
+                weight_sum = (float(ex.weights.sum()) or 1.0) * len(batch) if cfg.page_normalized else batch_weight
+                features, labels, weights = _crop(ex, rng, cfg.token_dropout)
                 logits = model(*_tensors(features))
                 target = torch.from_numpy((labels == 1).astype(np.float32))
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(
@@ -142,17 +158,39 @@ def train_block_model(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             schedule.step()
-        val_f1 = block_f1(val, [predict(model, e.features) for e in val], 0.5)
-        history.append({"epoch": epoch + 1, "train_loss": total / max(1.0, sum(float(e.weights.sum()) for e in train)),
-                        "validation_block_f1": round(val_f1, 4)})  # fmt: skip
-        log(f"epoch {epoch + 1}/{cfg.epochs}: loss {history[-1]['train_loss']:.4f}, "
-            f"validation block F1 {val_f1:.4f} ({time.perf_counter() - started:.0f} s)")  # fmt: skip
+        tune_f1 = block_f1(primary, [predict(model, e.features) for e in primary], 0.5)
+        history.append({"epoch": epoch + 1, "train_loss": round(total / total_weight, 5), "tune_block_f1": round(tune_f1, 4)})
+        log(f"epoch {epoch + 1}/{cfg.epochs}: loss {total / total_weight:.4f}, "
+            f"tune block F1 {tune_f1:.4f} ({time.perf_counter() - started:.0f} s)")  # fmt: skip
+    return model, history
 
-    threshold = _best_threshold(train, [predict(model, e.features) for e in train])
+
+def train_block_model(
+    data_dir: str | Path,
+    out_dir: str | Path,
+    config: TrainConfig | None = None,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Train, export and describe the block model; returns the manifest written to ``out_dir``."""
+    cfg = config or TrainConfig()
+    started = time.perf_counter()
+    examples = load_examples(data_dir, cfg.max_pages)
+    parts = {split: [e for e in examples if e.split == split] for split in ("train", "tune", "validation")}
+    train, tune, val = parts["train"], parts["tune"], parts["validation"]
+    log(f"examples: {len(train)} train / {len(tune)} tune / {len(val)} validation pages "
+        f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
+    model, history = fit(train, tune, cfg, log)
+
+    primary_tune = [e for e in tune if e.dataset == PRIMARY] or train
+    threshold = _best_threshold(primary_tune, [predict(model, e.features) for e in primary_tune])
     val_probs = [predict(model, e.features) for e in val]
+    per_set = {
+        f"block_f1_{name}": round(block_f1([val[i] for i in idx], [val_probs[i] for i in idx], threshold), 4)
+        for name, idx in _by_dataset(val).items()
+    }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = export_block_model(model, out, sample=val[0].features if val else train[0].features)
+    files = export_block_model(model, out, sample=(val or train)[0].features)
     manifest = {
         "name": "extract-trt-block-model",
         "feature_version": FEATURE_VERSION,
@@ -162,14 +200,15 @@ def train_block_model(
         "files": files,
         "model": cfg.model.as_dict(),
         "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"}, "datasets": list(DATASETS),
-                     "train_pages": len(train), "validation_pages": len(val),
-                     "seconds": round(time.perf_counter() - started, 1)},  # fmt: skip
+                     "train_pages": len(train), "tune_pages": len(tune), "validation_pages": len(val),
+                     "history": history, "seconds": round(time.perf_counter() - started, 1)},  # fmt: skip
         "validation": {
-            "block_f1": round(block_f1(val, val_probs, threshold), 4),
-            "history": history,
+            "block_f1": per_set.get(f"block_f1_{PRIMARY}", 0.0),
+            **per_set,
             "ids": sorted(e.id for e in val),
         },
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    (out / MODEL_CARD).write_text(render_model_card(manifest), encoding="utf-8")
     log(f"wrote {out} (threshold {threshold}, validation block F1 {manifest['validation']['block_f1']})")
     return manifest

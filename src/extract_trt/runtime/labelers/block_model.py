@@ -88,6 +88,8 @@ class BlockModelLabeler:
 
     def probabilities(self, page: PageBlocks) -> np.ndarray:
         """p(main) per block of ``page``, float32."""
+        if not len(page):
+            return np.zeros(0, dtype=np.float32)
         features = page_features(page)
         logits = np.zeros(features.n_blocks, dtype=np.float32)
         for start, stop, keep_from, keep_to in windows(features.n_blocks, self.window, self.overlap):
@@ -99,6 +101,6 @@ class BlockModelLabeler:
     def label(self, pages: Sequence[PageBlocks]) -> list[Labels]:
         out = []
         for page in pages:
-            prob = self.probabilities(page) if len(page) else np.zeros(0, dtype=np.float32)
+            prob = self.probabilities(page)
             out.append(Labels(main=prob >= self.threshold, labeler=self.name, probability=prob))
         return out

@@ -1,0 +1,71 @@
+"""``MODEL_CARD.md`` for a trained block-model directory, rendered from its ``block-model.json``.
+
+Written by the trainer next to the weights, so the card always describes the files beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["render_model_card"]
+
+_DATA = {
+    "wcxb-dev.jsonl.gz": "WCXB dev split, 1,497 pages of 7 page types, human-reviewed main-content text "
+    "(CC-BY-4.0; \"WCXB: A Multi-Type Web Content Extraction Benchmark\", M. Foley, 2026; "
+    "github.com/Murrough-Foley/web-content-extraction-benchmark @c039d5e). Labels: ground-truth text "
+    "aligned to blocks (extract_trt/train/align.py).",
+    "trafilatura-eval.jsonl.gz": "990 pages, mostly German, with must-have/must-not-have snippets "
+    "(Apache-2.0; github.com/adbar/trafilatura @e90b0ef tests/evaldata.json). Labels: weak, a block "
+    "containing a snippet (extract_trt/train/align.py `snippet_labels`); other blocks carry no loss.",
+    "webmainbench-sample.jsonl.gz": "5 WebMainBench pages with `cc-select` element annotations "
+    "(Apache-2.0; github.com/opendatalab/WebMainBench @9d991bd). Labels: the annotations.",
+}
+
+
+def render_model_card(manifest: dict[str, Any]) -> str:
+    m, t, v = manifest["model"], manifest["training"], manifest["validation"]
+    history = "\n".join(f"| {h['epoch']} | {h['train_loss']:.4f} | {h['tune_block_f1']:.4f} |" for h in t["history"])
+    data = "\n".join(f"- `{name}`: {_DATA.get(name, '')}" for name in t["datasets"])
+    extra = "\n".join(f"- {k}: {val}" for k, val in v.items() if k not in ("ids", "block_f1"))
+    return f"""# extract-trt built-in block model
+
+A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
+Pulpie block scheme as main content or not. No download, no GPU; int8 ONNX on one CPU core.
+
+## Data and licences
+{data}
+
+Split: by domain, CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} pages, reported only),
+== 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages). The validation page ids are listed in `block-model.json`. Both licences allow
+shipping weights trained on the data (CC-BY-4.0 requires the attribution above).
+
+## Features (`extract_trt/runtime/features.py`, feature version {manifest['feature_version']})
+Per block, three hashed bags in one {m['buckets']:,}-row embedding table: text words and word bigrams (every CJK
+character a word), character trigrams, markup (own tag/class/id tokens, ancestors' class/id tokens, path
+tags); plus {m['n_dense']} layout numbers (lengths, link density, punctuation, digits, upper case, depth, position,
+tag, content type, ancestor-tag flags).
+
+## Architecture (`extract_trt/train/model.py`)
+Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table, projected with the layout numbers to width
+{m['width']}, a 1-D convolution (kernel {m['conv_kernel']}) over neighbouring blocks, {m['layers']} pre-norm
+Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
+overlap {manifest['overlap']}), one logit per block; main when p >= {manifest['threshold']} (chosen on the
+tune pages).
+
+## Training
+`extract-trt train --data ../shared/data -o src/extract_trt/models/block-model` (seed {t['seed']},
+{t['epochs']} epochs, {t['pages_per_step']} pages per step, AdamW lr {t['learning_rate']}, weight decay
+{t['weight_decay']}, token dropout {t['token_dropout']}, {t['threads']} thread; took {t['seconds']:.0f} s on the build machine). Loss: binary
+cross-entropy per block, weighted 1 + log(1 + words); blocks without words carry no loss.
+
+## Validation (domains never seen in training)
+Block F1 (word-weighted, mean over pages): {v['block_f1']}
+{extra}
+
+| epoch | train loss | tune block F1 (p >= 0.5) |
+|---|---|---|
+{history}
+
+End-to-end figures (WCXB word F1, ROUGE-5, per page type, against peers) are in the repository's
+BENCHMARKS.md with the commands that produce them.
+"""
