@@ -706,6 +706,131 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
     return "".join(out), spaces(" ", "".join(parts)).strip(), link_chars
 
 
+def _open_tag(tag: str, attrs: dict[str, str]) -> str:
+    if attrs:
+        return f"<{tag}{''.join([format_attr(tag, k, v) for k, v in attrs.items()])}>"
+    return f"<{tag}>"
+
+
+class _Direct:
+    """A block written straight from the page tree (what copy, clean and write would give)."""
+
+    __slots__ = ("attrs", "body", "parts", "link_chars", "text", "close")
+
+    def __init__(self, attrs, body, parts, link_chars, text, close) -> None:
+        self.attrs = attrs  # the root's cleaned attributes (the item id still to add)
+        self.body = body  # everything after the root's start tag
+        self.parts = parts  # text pieces in document order
+        self.link_chars = link_chars
+        self.text = text  # the root's own text
+        self.close = close  # the root's end tag (or "")
+
+
+def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int) -> _Direct | bool | None:
+    """The block of ``par`` written in one walk of the processing view, with attributes cleaned and lists
+    shortened on the way, for the common case that needs no copy: ``False`` when the block has no
+    content (skipped), ``None`` when the copy path must build it (text over the cap, a run directly under
+    ``<body>``, content inside a void or raw-text element)."""
+    container = par.container
+    tag = container.tag
+    if tag == "body" or tag == "html":
+        return None
+    if par.content_type == "block_element":
+        text = container.ptext or None
+        items: list = container.pchildren
+        tails = None
+    else:
+        text = par.text
+        items = par.elements
+        tails = [el.ptail for el in items]
+        if items and items[-1].tag == "br" and "br" not in profile.inline_tags:
+            tails[-1] = None
+    attrs = _clean_attrs(container)
+    if tag in VOID_TAGS or tag in RAW_TEXT_TAGS:
+        if text or items:
+            return None
+        meaningful = tag == "img" and bool(attrs.get("src", "").strip())
+        return _Direct(attrs, [], [], 0, None, "") if meaningful else False
+    chars = 0
+    meaningful = False
+    link_chars = 0
+    parts: list[str] = []
+    out: list[str] = []
+    spaces = _SPACES.sub
+    inside = 1 if tag == "a" else 0
+    if text:
+        chars = len(text)
+        meaningful = not text.isspace()
+        parts.append(text)
+        if inside:
+            link_chars = chars
+        out.append(spaces(" ", escape_text(text)))
+    if len(items) > 2 and tag in _LIST_TAGS:
+        kept = _shortened(tag, items)
+        if tails is not None:
+            tails = [None if i is None else tails[i] for i in kept]
+        items = [None if i is None else items[i] for i in kept]
+    close = "" if tag == "li" and not text and not items else f"</{tag}>"
+    # (node or None for the "..." span, closing, <a> elements around it, its tail)
+    stack: list[tuple[Node | None, bool, int, str | None]] = [
+        (k, False, inside, None if k is None else (k.ptail if tails is None else tails[i]))
+        for i, k in reversed(list(enumerate(items)))
+    ]
+    while stack:
+        node, closing, in_link, tail = stack.pop()
+        if node is None:
+            out.append("<span>...</span>")
+            parts.append(ELLIPSIS)
+            chars += 3
+            meaningful = True
+            if in_link:
+                link_chars += 3
+            continue
+        ntag = node.tag
+        if closing:
+            if ntag not in VOID_TAGS and not (ntag == "li" and not node.ptext and not node.pchildren):
+                out.append(f"</{ntag}>")
+            if tail:
+                chars += len(tail)
+                if not meaningful and ntag != "img":  # the reference ignores an image's tail here
+                    meaningful = not tail.isspace()
+                parts.append(tail)
+                if in_link:
+                    link_chars += len(tail)
+                out.append(spaces(" ", escape_text(tail)))
+            continue
+        nattrs = _clean_attrs(node)
+        out.append(_open_tag(ntag, nattrs))
+        stack.append((node, True, in_link, tail))
+        ntext = node.ptext
+        kids = node.pchildren
+        if ntag in VOID_TAGS or ntag in RAW_TEXT_TAGS:
+            if ntext or kids:
+                return None
+            if ntag == "img" and not meaningful:
+                meaningful = bool(nattrs.get("src", "").strip())
+            continue
+        if ntag == "a":
+            in_link += 1
+        if ntext:
+            chars += len(ntext)
+            if not meaningful:
+                meaningful = not ntext.isspace()
+            parts.append(ntext)
+            if in_link:
+                link_chars += len(ntext)
+            out.append(spaces(" ", escape_text(ntext)))
+        if kids:
+            if len(kids) > 2 and ntag in _LIST_TAGS:
+                kids = [None if i is None else kids[i] for i in _shortened(ntag, kids)]
+            stack.extend([(k, False, in_link, None if k is None else k.ptail) for k in reversed(kids)])
+    if not meaningful:
+        return False
+    if chars > cutoff_length:
+        return None
+    return _Direct(attrs, out, parts, link_chars, text, close)
+
+
 def _collapse(fragment: str) -> str:
     return _TEXT_RUNS.sub(lambda m: m.group(1) or _SPACES.sub(" ", m.group(2)), fragment)
 
@@ -877,24 +1002,39 @@ def _number_blocks(
     blocks: list[Block] = []
     fragments: list[str] = []
     for par in paragraphs:
+        direct = _write_direct(par, profile, cutoff_length)
+        if direct is False:
+            continue
         try:
-            frag, node, sources = _build_fragment(par, profile, stats)  # lists already shortened
-            if not stats.meaningful:
-                continue
-            text_before_cleaning = frag.text
-            if stats.chars > cutoff_length:  # else no text can be over the cap
-                profile.truncate(frag, cutoff_length)
+            if direct is None:
+                frag, node, sources = _build_fragment(par, profile, stats)  # lists already shortened
+                if not stats.meaningful:
+                    continue
+                text_before_cleaning = frag.text
+                if stats.chars > cutoff_length:  # else no text can be over the cap
+                    profile.truncate(frag, cutoff_length)
+                tag, attrs = frag.tag, frag.attrs
+            else:
+                node = par.container
+                sources = node.pchildren if par.content_type == "block_element" else par.elements
+                text_before_cleaning = direct.text
+                tag, attrs = node.tag, direct.attrs
             item_id = len(blocks) + 1
-            frag.attrs["_item_id"] = str(item_id)
+            attrs["_item_id"] = str(item_id)
             mapper.place(par, node, sources, text_before_cleaning, item_id)
         except (_Skip, ValueError):
             continue
-        written = _write_block(frag)
-        if written is None:
-            html = _collapse(serialize(frag).strip())
-            text, link_chars = _fragment_text(frag)
+        if direct is not None:
+            html = _open_tag(tag, attrs) + "".join(direct.body) + direct.close
+            text = _SPACES.sub(" ", "".join(direct.parts)).strip()
+            link_chars = direct.link_chars
         else:
-            html, text, link_chars = written
+            written = _write_block(frag)
+            if written is None:
+                html = _collapse(serialize(frag).strip())
+                text, link_chars = _fragment_text(frag)
+            else:
+                html, text, link_chars = written
         fragments.append(html)
         path, depth, ancestor_names = paths.of(node)
         blocks.append(
@@ -902,7 +1042,7 @@ def _number_blocks(
                 item_id=item_id,
                 html=html,
                 text=text,
-                tag=frag.tag,
+                tag=tag,
                 classes=node.attrs.get("class", ""),
                 element_id=node.attrs.get("id", ""),
                 depth=depth,
