@@ -7,6 +7,7 @@ no active content in the main HTML.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import threading
@@ -179,3 +180,20 @@ def test_every_hostile_page_through_the_default_labeler() -> None:
         assert_sound(html, r)
     # The only pages refused: raw NUL characters (read as binary) and block nesting beyond the parse limit.
     assert {r.error.split(":")[0] for r in results if r.error} == {"InputFormatError", "NestingTooDeepError"}
+
+
+def test_cli_limits_and_markup_flags(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    page = tmp_path / "page.jsonl"
+    html = in_page('<p cc-select="true">Hello <img src=x onerror="alert(1)"> world</p>')
+    page.write_text(json.dumps({"id": "a", "html": html}) + "\n" + json.dumps({"id": "b", "html": html * 40}) + "\n")
+    run = lambda *flags: [json.loads(line) for line in CliRunner().invoke(  # noqa: E731
+        app, ["extract", str(page), "-f", "html", "-l", "annotation", *flags], catch_exceptions=False
+    ).stdout.splitlines()]
+    default, kept, small = run(), run("--keep-markup"), run("--max-mb", "0.01")
+    assert "onerror" not in default[0]["main_html"] and "onerror" in kept[0]["main_html"]
+    assert [r["error"] for r in small][0] is None and small[1]["error"].startswith("InputTooLargeError")
+    assert run("--time-budget", "0")[0]["error"] is None
