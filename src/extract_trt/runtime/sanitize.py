@@ -94,7 +94,7 @@ def _unsafe_attr(name: str, value: str) -> bool:
 
 def _safe_attrs(attrs: dict[str, str]) -> dict[str, str] | None:
     """``attrs`` without the unsafe ones, or ``None`` when all are safe (the common case: no copy)."""
-    bad = [name for name, value in attrs.items() if _unsafe_attr(name, value)]
+    bad = [name for name, value in attrs.items() if _unsafe_attr(name.lower(), value)]
     if not bad:
         return None
     return {name: value for name, value in attrs.items() if name not in bad}
