@@ -56,7 +56,8 @@ class DiesWhileLoading(ChaosLabeler):
 
 
 def page(i: int, marker: str = "") -> dict:
-    return {"id": f"p{i}", "url": f"https://example.com/{i}", "html": f"<html><body><h1>Page {i} {marker}</h1>{PARAGRAPH}</body></html>"}
+    html = f"<html><body><h1>Page {i} {marker}</h1>{PARAGRAPH}</body></html>"
+    return {"id": f"p{i}", "url": f"https://example.com/{i}", "html": html}
 
 
 def test_dying_workers_lose_no_record(tmp_path: Path) -> None:
@@ -106,4 +107,5 @@ def test_workers_that_cannot_start_fail_every_record_but_the_run_ends() -> None:
     records = [page(i) for i in range(5)]
     results = list(run(records, workers=2, extractor_kwargs={"labeler": DiesWhileLoading(), "batch_size": 2}))
     assert [r.id for r in results] == [r["id"] for r in records]
-    assert all(r.error.startswith("WorkerCrashError: 3 worker processes in a row died before they were ready") for r in results)
+    expected = "WorkerCrashError: 3 worker processes in a row died before they were ready"
+    assert all(r.error.startswith(expected) for r in results)

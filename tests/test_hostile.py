@@ -27,7 +27,11 @@ EXTRACTOR = Extractor(labeler=AllMain(), output=("markdown", "text"))
 
 
 def neighbours(page: object) -> list[dict]:
-    return [{"id": "before", "html": in_page("")}, {"id": "hostile", "html": page}, {"id": "after", "html": in_page("")}]
+    return [
+        {"id": "before", "html": in_page("")},
+        {"id": "hostile", "html": page},
+        {"id": "after", "html": in_page("")},
+    ]
 
 
 def assert_sound(html: str, result) -> None:
@@ -91,7 +95,8 @@ def test_time_budget_stops_a_slow_page() -> None:
 
 def test_time_budget_off_the_main_thread_is_checked_when_the_stage_returns() -> None:
     out: list = []
-    thread = threading.Thread(target=lambda: out.append(Extractor(labeler=AllMain(), time_budget=0.01).extract("<table><tr><td>x" * 400)))
+    ex = Extractor(labeler=AllMain(), time_budget=0.01)
+    thread = threading.Thread(target=lambda: out.append(ex.extract("<table><tr><td>x" * 400)))
     thread.start()
     thread.join()
     assert out[0].error.startswith("TimeBudgetExceededError: decode and simplify took more than 0.01 s")
@@ -133,8 +138,12 @@ def test_page_out_of_budget_before_finishing_gets_an_error_record() -> None:
 _INJECTED_TEXT = re.compile(r'_item_id="\d+"|<\|sep\|>|</?answer>|1main2other(?:3main)?|</?think>')
 
 
+def _without_markers(text: str) -> str:
+    return " ".join(_INJECTED_TEXT.sub(" ", text).split())
+
+
 def _block_texts(page) -> list[str]:
-    return [" ".join(_INJECTED_TEXT.sub(" ", b.text).split()) for b in page.blocks]
+    return [_without_markers(b.text) for b in page.blocks]
 
 
 @pytest.mark.parametrize("name, injected, clean", INJECTIONS, ids=[i[0] for i in INJECTIONS])
@@ -144,7 +153,7 @@ def test_injected_markers_do_not_move_block_boundaries(name: str, injected: str,
     assert [b.item_id for b in dirty.blocks] == list(range(1, len(dirty) + 1))
     assert all("<|sep|>" not in b.html and "<answer>" not in b.html for b in dirty.blocks)
     r_dirty, r_plain = EXTRACTOR.extract(in_page(injected)), EXTRACTOR.extract(in_page(clean))
-    assert " ".join(_INJECTED_TEXT.sub(" ", r_dirty.text).split()) == " ".join(_INJECTED_TEXT.sub(" ", r_plain.text).split())
+    assert _without_markers(r_dirty.text) == _without_markers(r_plain.text)
     ids = item_ids(r_dirty.main_html)  # real block ids only (wrappers are unwrapped, so some are absent)
     assert len(set(ids)) == len(ids) and set(ids) <= set(range(1, r_dirty.n_blocks + 1))
 

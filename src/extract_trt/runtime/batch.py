@@ -250,7 +250,7 @@ class _Pool:
                     task, worker.task, worker.deadline = worker.task, None, None
                     if task is not None:
                         if len(payload) != len(task.records):
-                            reason = f"ExtractError: worker returned {len(payload)} results for {len(task.records)} records"
+                            reason = f"ExtractError: worker returned {len(payload)} results for {len(task.records)}"
                             payload = [_error_result(r, reason) for r in task.records]
                         self._complete(task, payload)
             elif worker.process.sentinel in ready:

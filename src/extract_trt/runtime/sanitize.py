@@ -48,7 +48,15 @@ from selectolax.lexbor import LexborHTMLParser
 
 from extract_trt.runtime.dom import Node
 
-__all__ = ["DROPPED_ELEMENTS", "UNWRAPPED_ELEMENTS", "URL_ATTRS", "active_content", "is_unsafe_url", "sanitize_markdown", "sanitize_tree"]
+__all__ = [
+    "DROPPED_ELEMENTS",
+    "UNWRAPPED_ELEMENTS",
+    "URL_ATTRS",
+    "active_content",
+    "is_unsafe_url",
+    "sanitize_markdown",
+    "sanitize_tree",
+]
 
 DROPPED_ELEMENTS = frozenset(
     {"script", "style", "iframe", "frame", "param", "base", "link", "meta", "portal", "fencedframe", "noembed",
@@ -172,8 +180,8 @@ def active_content(html: str) -> list[str]:
     """What in ``html`` a browser could run: scripting elements, event handlers, unsafe URLs (empty: none).
 
     Parses ``html`` with Lexbor as a browser would (``<template>`` content is inspected too) and reports
-    each element in :data:`DROPPED_ELEMENTS` or :data:`UNWRAPPED_ELEMENTS`, each ``on*`` attribute and each attribute that
-    :func:`_unsafe_attr` rejects, as ``"tag[attr]"`` strings.
+    each element in :data:`DROPPED_ELEMENTS` or :data:`UNWRAPPED_ELEMENTS` and each attribute that the
+    sanitiser would remove (``on*``, unsafe URLs and styles), as ``"tag"`` / ``"tag[attr]"`` strings.
     """
     tree = LexborHTMLParser(_TEMPLATE_TAG.sub(r"<\1div", html))
     found: list[str] = []
