@@ -187,6 +187,9 @@ def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
     return body.child if body is not None else None
 
 
+# Local names of the foreign attributes the HTML parser adjusts from a prefixed name (xlink:*, xml:*,
+# xmlns:xlink); other attribute names read back the same from Lexbor's serialization.
+_PREFIXED_LOCAL_NAMES = frozenset({"actuate", "arcrole", "href", "role", "show", "title", "type", "lang", "space", "xlink"})
 _START_TAG = re.compile(r"<([^\s/>!?]+)((?:\s+[^\s=/>]+(?:=\"[^\"]*\")?)*)\s*/?>")
 _ATTR_NAME = re.compile(r"\s+([^\s=/>]+)(?:=\"[^\"]*\")?")
 
@@ -198,6 +201,8 @@ def _restore_foreign_attr_names(lex: LexborNode, el: Node) -> None:
     serialized page. Lexbor's own serialization has the qualified names, in the same element order.
     """
     nodes = list(iter_tree(el))
+    if not any(_PREFIXED_LOCAL_NAMES.intersection(node.attrs) for node in nodes if node.attrs):
+        return  # no attribute that can have lost a prefix (most inline icons): skip the serialization
     tags = _START_TAG.findall(lex.html or "")
     if len(tags) != len(nodes):
         return

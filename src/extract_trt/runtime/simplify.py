@@ -55,6 +55,7 @@ _SHELL_HEAD = '<html><head><meta charset="utf-8"></head><body>'
 _SHELL_TAIL = "</body></html>"
 _TEXT_RUNS = re.compile(r"(<[^>]+>)|([^<]+)")
 _LIST_TAGS = frozenset({"ul", "ol", "dl"})
+_OWNED_TAGS = frozenset({"td", "th", "li", "dt", "dd"})  # blocks or not by their table's or list's kind
 _SPACES = re.compile(r"\s+")
 
 
@@ -221,19 +222,29 @@ class _Segmenter:
         self.table_data: dict[Node, bool] = {}
         self.list_content: dict[Node, bool] = {}
         self.block_below: dict[Node, bool] = {}
+        self.block: dict[Node, bool] = {}  # _is_block of every node below the root, once types are known
 
     def run(self) -> list[_Paragraph]:
+        order: list[Node] = []  # the processing view in document order
         tables, lists = [], []
-        for node in iter_tree(self.root, processing=True):
-            if node.tag == "table":
+        content_lists = self.profile.content_lists
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            tag = node.tag
+            if tag == "table":
                 tables.append(node)
-            elif node.tag in ("ul", "ol", "dl") and self.profile.content_lists:
+            elif content_lists and tag in _LIST_TAGS:
                 lists.append(node)
+            kids = node.pchildren
+            if kids:
+                stack.extend(reversed(kids))
         for table in tables:
             self.table_data[table] = self.profile.is_data_table(table)
-        for lst in lists:
+        for lst in lists:  # document order: an outer list is judged before the lists inside it
             self.list_content[lst] = self._is_content_list(lst)
-        self._compute_block_below()
+        self._compute_block_below(order)
         return self._paragraphs()
 
     def _is_block(self, node: Node) -> bool:
@@ -275,24 +286,27 @@ class _Segmenter:
             return False
         return not any(self._scan_block_below(item) for item in items)
 
-    def _compute_block_below(self) -> None:
-        """Memoise "has a block descendant" (or, by profile, "has a block child") for every node,
-        bottom-up, once all types are known."""
-        order = list(iter_tree(self.root, processing=True))
+    def _compute_block_below(self, order: list[Node]) -> None:
+        """Memoise "is a block" and "has a block descendant" (or, by profile, "has a block child") for every
+        node, bottom-up, once all types are known."""
         below = self.block_below
+        block = self.block
         is_block = self._is_block
+        inline_tags = self.inline_tags
         no_block = self.no_block_tags
         descendants = self.profile.block_descendants
         for node in reversed(order):
-            if node.tag in no_block:
-                below[node] = False
-                continue
             found = False
             for kid in node.pchildren:
-                if (descendants and below[kid]) or is_block(kid):
+                tag = kid.tag
+                if tag in _OWNED_TAGS:
+                    kid_block = is_block(kid)
+                else:  # what _is_block says for any other tag
+                    kid_block = tag not in inline_tags and tag not in no_block
+                block[kid] = kid_block
+                if kid_block or (descendants and below[kid]):
                     found = True
-                    break
-            below[node] = found
+            below[node] = found and node.tag not in no_block
 
     def _paragraphs(self) -> list[_Paragraph]:
         """The reference's ``process_node`` walk, with an explicit stack instead of recursion.
@@ -304,7 +318,7 @@ class _Segmenter:
         out: list[_Paragraph] = []
         seen_text_runs: set[tuple[int, str]] = set()
         below = self.block_below
-        is_block = self._is_block
+        block = self.block
         table_data = self.table_data if self.profile.whole_data_tables else {}
         inline_tags = self.inline_tags
 
@@ -341,7 +355,7 @@ class _Segmenter:
             cursor[0] = i + 1
             child = kids[i]
             child_below = below[child]
-            if not (child_below or is_block(child)):
+            if not (child_below or block[child]):
                 run.add_element(child)
                 run.add_text(child.ptail, "tail")
                 continue
