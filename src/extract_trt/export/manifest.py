@@ -113,6 +113,9 @@ class ModelManifest:
     variants: dict[str, VariantSpec] = field(default_factory=dict)
     source: SourceInfo = field(default_factory=SourceInfo)
     decoder: dict[str, Any] | None = None  # reserved for the Dripper-format decoder backend
+    # TensorRT engines by "<gpu>-<precision>" (export.trt_engine.EngineRecord.to_dict(): file, GPU, compute
+    # capability, TensorRT version, profiles, bindings); written by `extract-trt export trt`.
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 
@@ -156,6 +159,9 @@ class ModelManifest:
             for name, variant in self.variants.items():
                 if not (root / variant.file).is_file():
                     raise ManifestError(f"variant {name}: {root / variant.file} does not exist")
+            for key, engine in self.engines.items():
+                if not (root / str(engine.get("file", ""))).is_file():
+                    raise ManifestError(f"engine {key}: {root / str(engine.get('file', ''))} does not exist")
             if not (root / self.tokenizer_file).is_file():
                 raise ManifestError(f"tokenizer file {root / self.tokenizer_file} does not exist")
 

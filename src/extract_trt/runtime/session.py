@@ -53,12 +53,19 @@ class TensorRTOptions:
     """ONNX Runtime TensorRT execution-provider options (the ``trt_*`` keys).
 
     ``profile_min/opt/max`` give the optimization profile for dynamic shapes; for packed encoder
-    batches use :meth:`for_packed_inputs`. Engines and timing caches are written under the cache
-    directories so a second start skips the (minutes-long) engine build.
+    batches use :meth:`for_packed_inputs` (or ``export.trt_profiles``, which derives them from sample
+    pages). Engines and timing caches are written under the cache directories so a second start skips
+    the (minutes-long) engine build. ``dump_ep_context_model`` makes ORT write an "EP context" model
+    (``ep_context_file_path``): a one-node ONNX file wrapping the built engine, which ORT C/C++ users
+    load without rebuilding (``ep_context_embed_mode`` 1 embeds the engine bytes, 0 refers to the file).
     """
 
     fp16: bool = True
+    bf16: bool = False
     int8: bool = False
+    dump_ep_context_model: bool = False
+    ep_context_file_path: str | None = None
+    ep_context_embed_mode: int = 0
     engine_cache_dir: str | None = None
     timing_cache_dir: str | None = None
     max_workspace_bytes: int | None = None
@@ -82,6 +89,13 @@ class TensorRTOptions:
 
     def provider_options(self) -> dict[str, str]:
         opts = {"trt_fp16_enable": _flag(self.fp16), "trt_int8_enable": _flag(self.int8)}
+        if self.bf16:
+            opts["trt_bf16_enable"] = "1"
+        if self.dump_ep_context_model:
+            if not self.ep_context_file_path:
+                raise ValueError("dump_ep_context_model needs ep_context_file_path (the _ctx.onnx to write)")
+            opts.update(trt_dump_ep_context_model="1", trt_ep_context_file_path=str(self.ep_context_file_path),
+                        trt_ep_context_embed_mode=str(int(self.ep_context_embed_mode)))  # fmt: skip
         if self.engine_cache_dir:
             Path(self.engine_cache_dir).mkdir(parents=True, exist_ok=True)
             opts.update(trt_engine_cache_enable="1", trt_engine_cache_path=str(self.engine_cache_dir))

@@ -106,12 +106,16 @@ class EncoderLabeler:
                 profile_max=profile.profile_max,
             )
             config = dataclasses.replace(config, tensorrt=trt)
-        self.session_info: SessionInfo = create_session(self.model_dir / manifest.variant(variant).file, config)
+        self.session_info: SessionInfo = self._open_session(variant, config)
         self._session = self.session_info.session
         self._dtypes = {t.name: np.dtype(t.dtype) for t in manifest.inputs}
         self.variant = variant
         self.name = f"encoder-{manifest.architecture}" + ("" if variant == "fp32" else f"-{variant}")
         self.stats = PaddingStats()
+
+    def _open_session(self, variant: str, config: SessionConfig) -> SessionInfo:
+        """The model runner (an ONNX Runtime session; TensorRT engine labelers return an engine runner)."""
+        return create_session(self.model_dir / self.manifest.variant(variant).file, config)
 
     def __reduce__(self):
         """Pickled as its arguments (sessions cannot be pickled): a worker process rebuilds it."""
