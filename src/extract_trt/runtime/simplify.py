@@ -682,7 +682,6 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
     out: list[str] = []
     parts: list[str] = []
     link_chars = 0
-    spaces = _SPACES.sub
     stack: list[tuple[_Frag, bool, int]] = [(root, False, 0)]  # node, closing, <a> elements around it
     while stack:
         node, closing, in_link = stack.pop()
@@ -695,13 +694,9 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
                 parts.append(tail)
                 if in_link:
                     link_chars += len(tail)
-                out.append(spaces(" ", escape_text(tail)))
+                out.append(_collapsed(escape_text(tail)))
             continue
-        attrs = node.attrs
-        if attrs:
-            out.append(f"<{tag}{''.join([format_attr(tag, k, v) for k, v in attrs.items()])}>")
-        else:
-            out.append(f"<{tag}>")
+        out.append(_open_tag(tag, node.attrs))
         stack.append((node, True, in_link))
         text = node.text
         if tag in VOID_TAGS or tag in RAW_TEXT_TAGS:
@@ -713,17 +708,41 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
             parts.append(text)
             if inside:
                 link_chars += len(text)
-            out.append(spaces(" ", escape_text(text)))
+            out.append(_collapsed(escape_text(text)))
         kids = node.children
         if kids:
             stack.extend([(kid, False, inside) for kid in reversed(kids)])
-    return "".join(out), spaces(" ", "".join(parts)).strip(), link_chars
+    return "".join(out), _collapsed("".join(parts)).strip(), link_chars
+
+
+def _collapsed(text: str) -> str:
+    """``text`` with each whitespace run made one space. Most text has none to collapse: every whitespace
+    character but the space is non-printable, so a printable text without a double space is unchanged."""
+    if "  " not in text and text.isprintable():
+        return text
+    return _SPACES.sub(" ", text)
 
 
 def _open_tag(tag: str, attrs: dict[str, str]) -> str:
-    if attrs:
-        return f"<{tag}{''.join([format_attr(tag, k, v) for k, v in attrs.items()])}>"
-    return f"<{tag}>"
+    """A block element's start tag, as :func:`~extract_trt.runtime.dom.format_attr` writes it, for the
+    cleaned attributes (``class``, ``id``, ``alt``, ``_item_id``; only ``src`` is a URI, none is boolean)."""
+    if not attrs:
+        return f"<{tag}>"
+    out = [f"<{tag}"]
+    for name, value in attrs.items():
+        if name == "src":
+            out.append(format_attr(tag, name, value))
+            continue
+        if "&" in value or "<" in value or ">" in value:
+            value = escape_text(value)
+        if '"' in value:
+            if "'" not in value:
+                out.append(f" {name}='{value}'")
+                continue
+            value = value.replace('"', "&quot;")
+        out.append(f' {name}="{value}"')
+    out.append(">")
+    return "".join(out)
 
 
 class _Direct:
@@ -770,7 +789,6 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
     link_chars = 0
     parts: list[str] = []
     out: list[str] = []
-    spaces = _SPACES.sub
     inside = 1 if tag == "a" else 0
     if text:
         chars = len(text)
@@ -778,7 +796,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
         parts.append(text)
         if inside:
             link_chars = chars
-        out.append(spaces(" ", escape_text(text)))
+        out.append(_collapsed(escape_text(text)))
     if len(items) > 2 and tag in _LIST_TAGS:
         kept = _shortened(tag, items)
         if tails is not None:
@@ -811,7 +829,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
                 parts.append(tail)
                 if in_link:
                     link_chars += len(tail)
-                out.append(spaces(" ", escape_text(tail)))
+                out.append(_collapsed(escape_text(tail)))
             continue
         nattrs = _clean_attrs(node)
         out.append(_open_tag(ntag, nattrs))
@@ -833,7 +851,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
             parts.append(ntext)
             if in_link:
                 link_chars += len(ntext)
-            out.append(spaces(" ", escape_text(ntext)))
+            out.append(_collapsed(escape_text(ntext)))
         if kids:
             if len(kids) > 2 and ntag in _LIST_TAGS:
                 kids = [None if i is None else kids[i] for i in _shortened(ntag, kids)]
@@ -1040,7 +1058,7 @@ def _number_blocks(
             continue
         if direct is not None:
             html = _open_tag(tag, attrs) + "".join(direct.body) + direct.close
-            text = _SPACES.sub(" ", "".join(direct.parts)).strip()
+            text = _collapsed("".join(direct.parts)).strip()
             link_chars = direct.link_chars
         else:
             written = _write_block(frag)
