@@ -115,3 +115,8 @@ def _export_decoder(checkpoint, out, profile, int8, fp16, max_context, opset, ve
         raise typer.Exit(2) from None
     for name, variant in manifest.variants.items():
         typer.echo(f"{out / variant.file}\t{name}\t{variant.bytes:,} bytes\tmax abs diff {variant.max_abs_diff:.2e}")
+
+
+from extract_trt.cli import export_trt  # noqa: E402 — registered here so `export` stays one group
+
+export_app.command("trt", no_args_is_help=True, epilog=export_trt.EPILOG)(export_trt.trt)
