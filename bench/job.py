@@ -61,7 +61,8 @@ def run_one(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False)
         ray_start = time.perf_counter() - t0
-        ray_opts = RayOptions(pipeline=args.mode)
+        # split: the actors must leave a CPU to the CPU stages (2 actors take half a CPU each)
+        ray_opts = RayOptions(pipeline=args.mode, cpus_per_actor=1.0 if args.mode == "fused" else 1.0 / args.w)
     Path(args.out + ".started").touch()  # tells the sampler that start-up is over
     config = JobConfig(inputs=[args.inputs], output_dir=args.out, labeler=args.labeler, workers=args.w, ray=ray_opts)
     summary = run_job(config)

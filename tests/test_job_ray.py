@@ -12,7 +12,10 @@ from test_job import assert_exactly_once, config, manifest
 
 ray = pytest.importorskip("ray")
 
-from extract_trt.job import RayOptions, run_job  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from extract_trt.cli import app  # noqa: E402
+from extract_trt.job import JobConfigError, RayOptions, run_job  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +36,34 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[
     return root, expected
 
 
-@pytest.mark.parametrize("pipeline", ["split", "fused"])
-def test_ray_pipeline_matches_local(local_ray, job, pipeline: str) -> None:
-    root, expected = job
-    out = root / pipeline
-    opts = RayOptions(pipeline=pipeline, read_batch=2, label_batch=3, cpu_batch=2)
-    summary = run_job(config([str(root / "in")], out, workers=2, ray=opts))
-    assert summary.mode == "ray" and summary.written == len(expected) and summary.errors == 4
-    assert_exactly_once(out, expected)
+def assert_same_as_local(root: Path, out: Path) -> None:
     for entry in manifest(out)["shards"]:
         ours = pq.read_table(out / entry["output"]).drop_columns(["seconds", "timings"])
         local = pq.read_table(root / "local" / entry["output"]).drop_columns(["seconds", "timings"])
         assert ours.equals(local), entry["output"]
+
+
+def test_split_pipeline_matches_local(local_ray, job) -> None:
+    root, expected = job
+    opts = RayOptions(pipeline="split", read_batch=2, label_batch=3, cpu_batch=2, cpu_tasks=1, max_in_flight_mb=64)
+    with pytest.raises(JobConfigError, match="leaving none for its CPU stages"):  # 2 actors × 1 CPU of 2
+        run_job(config([str(root / "in")], root / "split", workers=2, ray=opts))
+    opts.cpus_per_actor = 0.5
+    summary = run_job(config([str(root / "in")], root / "split", workers=2, ray=opts))
+    assert summary.mode == "ray" and summary.written == len(expected) and summary.errors == 4
+    assert_exactly_once(root / "split", expected)
+    assert_same_as_local(root, root / "split")
+
+
+def test_fused_pipeline_from_the_cli_matches_local(local_ray, job) -> None:
+    root, expected = job
+    args = ["run-job", str(root / "in"), "-o", str(root / "fused"), "--labeler", "heuristic", "--ray", "-w", "2",
+            "--pipeline", "fused", "--read-batch", "2", "--label-batch", "3"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"{len(expected)} shards written, 0 already done" in result.output and "4 errors" in result.output
+    assert_exactly_once(root / "fused", expected)
+    assert_same_as_local(root, root / "fused")
 
 
 def test_gpu_actors(local_ray, job, tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ def run_job_command(
     label_batch: Annotated[int, typer.Option("--label-batch", min=1, help="Pages per label-actor call.")] = 64,
     cpu_batch: Annotated[int, typer.Option("--cpu-batch", min=1, help="Pages per CPU-stage call.")] = 16,
     cpu_tasks: Annotated[
-        Optional[int], typer.Option("--cpu-tasks", min=1, help="Concurrent tasks per CPU stage (default: as fit).")
+        Optional[int], typer.Option("--cpu-tasks", min=1, help="Concurrent tasks per CPU stage, split pipeline (default: as fit).")
     ] = None,
     max_in_flight_mb: Annotated[
         Optional[int], typer.Option("--max-in-flight-mb", min=1, help="Object store the job may fill (backpressure).")

@@ -120,7 +120,9 @@ class RayOptions:
             ``gpus_per_actor`` > 0, else ``fused``.
         read_batch: records per block read from a shard; label_batch: pages per actor call (and per
             labeler call); cpu_batch: pages per preprocess/reconstruct task call.
-        cpu_tasks: at most this many concurrent tasks per CPU stage (``None``: as many as fit).
+        cpu_tasks: at most this many concurrent tasks per CPU stage of the split pipeline (``None``: as
+            many as fit). The split pipeline needs CPUs beyond the actors' ``workers × cpus_per_actor``
+            (checked when the job starts, against the cluster as it is then).
         max_in_flight_mb: object-store budget of the running job (backpressure; ``None``: Ray's default).
     """
 

@@ -66,6 +66,8 @@ def run_ray(
     ctx = DataContext.get_current()
     saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars, ctx.execution_options.resource_limits)
     try:
+        if opts.resolved_pipeline() == "split":
+            _check_cpu_headroom(ray.cluster_resources().get("CPU", 0.0), config.workers, opts.cpus_per_actor)
         # The dataset copies the context when it is created: set, build, restore.
         ctx.execution_options.preserve_order = True  # the sink needs each shard's rows in order
         ctx.enable_progress_bars = False  # the job reports its own progress
@@ -97,14 +99,31 @@ def _init_ray(ray: Any, opts: RayOptions) -> bool:
     return True
 
 
+def _check_cpu_headroom(cpus: float, workers: int, cpus_per_actor: float) -> None:
+    """The split pipeline's CPU tasks need CPUs the label actors do not hold, or the job never moves.
+
+    Raises:
+        JobConfigError: the actors would hold every CPU of the cluster (as it is now).
+    """
+    held = workers * cpus_per_actor
+    if held >= cpus:
+        raise JobConfigError(
+            f"the split pipeline's {workers} label actors would hold {held:g} of the cluster's {cpus:g} CPUs, "
+            f"leaving none for its CPU stages; use fewer workers, cpus_per_actor below {cpus / workers:g}, "
+            "or pipeline 'fused'"
+        )
+
+
 def _build_dataset(ray: Any, config: JobConfig, opts: RayOptions, shards: list[Shard]) -> Any:
     from ray.data import ActorPoolStrategy
 
+    split = opts.resolved_pipeline() == "split"
     items = [{"shard": k, "path": shard.input} for k, shard in enumerate(shards)]
     dataset = ray.data.from_items(items, override_num_blocks=max(1, len(items)))
     read_kwargs = {"html_field": config.html_field, "max_bytes": config.max_bytes, "rows_per_block": opts.read_batch}
+    # Fused: no concurrency limit on the read, so that Ray fuses it into the actors (no CPU of its own).
     dataset = dataset.map_batches(
-        _read_shards, batch_size=1, batch_format="pyarrow", fn_kwargs=read_kwargs, concurrency=opts.cpu_tasks
+        _read_shards, batch_size=1, batch_format="pyarrow", fn_kwargs=read_kwargs, concurrency=opts.cpu_tasks if split else None
     )
     actors: dict[str, Any] = {
         "compute": ActorPoolStrategy(size=config.workers),
@@ -115,7 +134,7 @@ def _build_dataset(ray: Any, config: JobConfig, opts: RayOptions, shards: list[S
     }
     if opts.gpus_per_actor > 0:
         actors["num_gpus"] = opts.gpus_per_actor
-    if opts.resolved_pipeline() == "fused":
+    if not split:
         return dataset.map_batches(_ExtractActor, **actors)
     cpu_stage: dict[str, Any] = {
         "batch_size": opts.cpu_batch,
