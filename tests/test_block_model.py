@@ -113,8 +113,8 @@ def test_the_shipped_model_is_the_default():
 
 
 SHIPPED_CASES = [  # wcxb-dev pages of validation domains (never trained on)
-    ("wcxb/dev/0032", "Staying ahead of fitness trends keeps personal trainers competitive", ["Start Free Trial", "Sign In"]),
-    ("wcxb/dev/0047", "In the digital world of remote and hybrid work", ["Classroom Scheduling", "Desk & Room Booking"]),
+    ("wcxb/dev/0032", "keeps personal trainers competitive and in demand", ["Start Free Trial", "Sign In"]),
+    ("wcxb/dev/0023", "choosing a caterer is an important", ["Happily Connected", "Vendors"]),
     ("wcxb/dev/0009", "If your Google search brought you to this guide on how to book a flight", ["Rent a car"]),
 ]
 
@@ -124,7 +124,7 @@ def test_shipped_model_extracts_real_pages(page_id, paragraph, menu_items):
     with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:
         record = next(r for r in map(json.loads, f) if r["id"] == page_id)
     assert split_of(record["url"]) == "validation"
-    result = Extractor(output=("markdown", "text")).extract(record["html"], url=record["url"])
+    result = Extractor(output=("markdown", "text"), links=False).extract(record["html"], url=record["url"])
     assert result.error is None and result.labeler == "block-model"
     assert paragraph in result.text and paragraph in result.markdown
     for item in menu_items:

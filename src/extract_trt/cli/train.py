@@ -11,7 +11,7 @@ def train(
         "../shared/data"
     ),
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Model directory to write.")] = Path("block-model"),
-    epochs: Annotated[int, typer.Option(help="Passes over the training pages.")] = 12,
+    epochs: Annotated[int, typer.Option(help="Passes over the training pages.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed for initialisation, order and crops.")] = 13,
     threads: Annotated[int, typer.Option(help="PyTorch CPU threads (more than 1 only pays on an idle machine).")] = 1,
     max_pages: Annotated[int | None, typer.Option(help="Read at most this many pages per dataset.")] = None,

@@ -36,7 +36,7 @@ PRIMARY = "wcxb-dev"  # the set with full ground truth: its validation block F1 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    epochs: int = 12
+    epochs: int = 5
     pages_per_step: int = 8
     learning_rate: float = 2e-3
     weight_decay: float = 0.01
