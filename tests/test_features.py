@@ -77,3 +77,11 @@ def test_window_slices_features_like_a_smaller_page():
     assert np.array_equal(part.dense, f.dense[1:3])
     keep = (f.bags >= N_FIELDS) & (f.bags < 3 * N_FIELDS)
     assert np.array_equal(part.ids, f.ids[keep]) and np.array_equal(part.bags, f.bags[keep] - N_FIELDS)
+
+
+def test_character_class_table_matches_the_rules():
+    from extract_trt.runtime.features import _classify, _word_mask
+
+    cps = np.concatenate([np.arange(0, 0x3000, 7), np.random.default_rng(0).integers(0, 0x110000, 20000)]).astype(np.uint64)
+    for table, rule in zip(_word_mask(cps), _classify(cps)):
+        assert np.array_equal(table, rule)

@@ -53,6 +53,8 @@ _IMG = re.compile(r"<img\b")
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads the polynomial hash over all bits
 _POLY = np.uint64(1000003)
+with np.errstate(over="ignore"):
+    _POWERS = np.cumprod(np.concatenate([[np.uint64(1)], np.full(31, _POLY, dtype=np.uint64)]))  # _POLY**k mod 2**64
 # salts: text words, text bigrams, char trigrams, own names (+1: bigrams), ancestor
 # names (+1), path tags (+1)
 _SALT = np.array([0x1F3D5B79, 0x2C4E6A8F, 0x3A5C7E91, 0x4B6D8FA3, 0x5C7E91B5, 0x6D8FA3C7, 0x7E91B5D9,
@@ -126,7 +128,7 @@ def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return cps, owner
 
 
-def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _classify(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(word character, stand-alone character) masks: ASCII alnum/_ and non-punctuation letters; CJK alone."""
     ascii_word = ((cps >= 48) & (cps <= 57)) | ((cps >= 97) & (cps <= 122)) | ((cps >= 65) & (cps <= 90)) | (cps == 95)
     high = cps >= 0xC0
@@ -140,6 +142,21 @@ def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         | ((cps >= 0xAC00) & (cps <= 0xD7AF)) | ((cps >= 0xF900) & (cps <= 0xFAFF))
     )  # fmt: skip
     return ascii_word | (high & ~punct), alone
+
+
+# the classes of the Basic Multilingual Plane as a lookup table (one gather instead of ~30 comparisons);
+# above it, 0x10000..0x1EFFF are letters and 0x1F000.. (emoji, symbols) are not
+_WORD_BMP, _ALONE_BMP = _classify(np.arange(0x10000, dtype=np.uint64))
+
+
+def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_classify` by table lookup."""
+    bmp = np.minimum(cps, 0xFFFF).astype(np.intp)
+    word = _WORD_BMP[bmp]
+    astral = cps > 0xFFFF
+    if astral.any():
+        word[astral] = cps[astral] < 0x1F000
+    return word, _ALONE_BMP[bmp]
 
 
 def _finish(h: np.ndarray, salt: int) -> np.ndarray:
@@ -166,10 +183,11 @@ def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarra
     token = np.cumsum(start) - 1  # token index of each character (valid where word)
     pos_in_token = np.arange(len(cps)) - np.flatnonzero(start)[token]
     idx = np.flatnonzero(word)
-    powers = _POLY ** np.minimum(pos_in_token[idx], 31).astype(np.uint64)
+    powers = _POWERS[np.minimum(pos_in_token[idx], len(_POWERS) - 1)]
     with np.errstate(over="ignore"):
-        raw = np.zeros(int(token[-1]) + 1, dtype=np.uint64)
-        np.add.at(raw, token[idx], cps[idx] * powers)
+        # a token's characters are contiguous in ``idx``: one segment sum per token (mod 2**64)
+        first = np.flatnonzero(pos_in_token[idx] == 0)
+        raw = np.add.reduceat(cps[idx] * powers, first)
         tok_owner = owner[np.flatnonzero(start)]
         same = tok_owner[1:] == tok_owner[:-1]
         bigram = raw[:-1][same] * _CHAR_MUL[0] + raw[1:][same]
