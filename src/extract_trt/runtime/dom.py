@@ -62,7 +62,7 @@ class Node:
     __slots__ = (
         "tag", "attrs", "text", "tail", "children", "parent",
         "ptext", "ptail", "pchildren",
-        "item_id", "block_type_mark", "select", "index",
+        "item_id", "block_type_mark", "select", "index", "lazy",
     )  # fmt: skip
 
     def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
@@ -79,17 +79,27 @@ class Node:
         self.block_type_mark = False  # `cc-block-type="true"`: an inline element that holds blocks
         self.select: str | None = None  # `cc-select` value copied onto a block by the mapping
         self.index = 0  # document order in the original tree
+        self.lazy: tuple[LexborNode, int] | None = None  # content not built yet (see parse's ``lazy_tags``)
 
     def __repr__(self) -> str:
         return f"<Node {self.tag} {self.attrs!r}>"
 
+    def __getstate__(self) -> tuple[None, dict]:
+        materialize(self)  # a Lexbor node cannot be pickled; its content can
+        return None, {name: getattr(self, name) for name in Node.__slots__}
 
-def parse(html: str) -> Node:
+
+def parse(html: str, lazy_tags: frozenset[str] = frozenset()) -> Node:
     """Parse HTML with Lexbor and return the ``<html>`` element as a :class:`Node` tree.
 
     Comments, doctypes and processing instructions are dropped (the reference parses with
     ``remove_comments=True``); adjacent text nodes are merged; tag and attribute names are lower-cased
     and valueless attributes get ``""``, as libxml2 does when it re-reads serialized HTML.
+
+    The content of elements named in ``lazy_tags`` (outside SVG/MathML) is built only when first needed
+    (:func:`materialize`; :func:`iter_tree` and :func:`serialize` do it): the simplifier passes the tags
+    its processing view removes (``head``, ``script``, ``style``, ``nav`` …, a quarter of a page's nodes),
+    whose content only matters if reconstruction keeps them or the whole map is written.
     """
     tree = LexborHTMLParser(_as_reference_reads(html))
     lex_root = tree.root
@@ -98,15 +108,30 @@ def parse(html: str) -> Node:
         root.children.append(Node("body", {}, root))
         return root
     root = Node("html", _attrs(lex_root), None)
+    _build(lex_root.child, root, 0, lazy_tags)
+    return root
+
+
+def materialize(node: Node) -> None:
+    """Build the content of a lazily parsed element (no-op for any other)."""
+    lazy = node.lazy
+    if lazy is not None:
+        node.lazy = None
+        first, templates = lazy
+        _build(first, node, templates, frozenset())
+
+
+def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
+    """Convert ``first`` and its following siblings (with their descendants) into children of ``top``."""
     nesting: list[Node] = []
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
     names = _TAG_NAMES
     count = 0
-    # (first Lexbor sibling to convert, parent Node, number of <template>s around it)
-    work: list[tuple[LexborNode | None, Node, int]] = [(lex_root.child, root, 0)]
+    # (first Lexbor sibling to convert, parent Node, number of <template>s around it, inside svg/math)
+    work: list[tuple[LexborNode | None, Node, int, bool]] = [(first, top, templates, False)]
     while work:
-        lex, parent, templates = work.pop()
+        lex, parent, templates, in_foreign = work.pop()
         kids = parent.children
         while lex is not None:
             tag_id = lex.tag_id
@@ -132,11 +157,13 @@ def parse(html: str) -> Node:
                 count += 1
                 el.index = count
                 kids.append(el)
+                inner_foreign = in_foreign
                 if tag in _SPECIAL_TAGS:
                     if tag in LIBXML2_NESTING_VOIDS:
                         nesting.append(el)
                     elif tag != "template":
                         foreign.append((lex, el))
+                        inner_foreign = True
                 child = lex.child
                 inner = templates
                 if tag == "template":
@@ -144,15 +171,18 @@ def parse(html: str) -> Node:
                     if child is None and inner <= MAX_TEMPLATE_NESTING:
                         child = _template_content(lex, keep_alive)
                 if child is not None:
-                    work.append((lex.next, parent, templates))
-                    work.append((child, el, inner))
-                    break
+                    if tag in lazy_tags and not in_foreign:
+                        # Attribute-name restoration in SVG/MathML needs their whole subtree built.
+                        el.lazy = (child, inner)
+                    else:
+                        work.append((lex.next, parent, templates, in_foreign))
+                        work.append((child, el, inner, inner_foreign))
+                        break
             lex = lex.next
     for lex, el in foreign:
         _restore_foreign_attr_names(lex, el)
     for el in nesting:  # document order, so a later one is already inside an earlier one
         _nest_following(el)
-    return root
 
 
 # Lexbor's ids of the standard tag names are fixed; custom element names get per-document ids (large
@@ -245,14 +275,20 @@ def _attrs(lex: LexborNode) -> dict[str, str]:
     return {k: "" if v is None else v for k, v in raw.items()} if None in raw.values() else raw
 
 
-def iter_tree(root: Node, *, processing: bool = False) -> Iterator[Node]:
+def iter_tree(root: Node, *, processing: bool = False, expand: bool = True) -> Iterator[Node]:
     """All elements under ``root`` in document order, ``root`` first: the original tree, or with
-    ``processing`` the processing view."""
+    ``processing`` the processing view. In the original tree, lazily parsed content is built on the way,
+    unless ``expand`` is false (then it is left out)."""
     stack = [root]
     while stack:
         node = stack.pop()
         yield node
-        kids = node.pchildren if processing else node.children
+        if processing:
+            kids = node.pchildren
+        else:
+            if expand and node.lazy is not None:
+                materialize(node)
+            kids = node.children
         if kids:
             stack.extend(reversed(kids))
 
@@ -354,6 +390,8 @@ def serialize(
         stack.append((node, True))
         if tag in VOID_TAGS and tag not in unwrap:
             continue
+        if original and node.lazy is not None:
+            materialize(node)
         text = node.text if original else node.ptext
         if text and not (drop_blanks and dropped_blank(text, node, None)):
             append(text if tag in RAW_TEXT_TAGS else escape_text(text))

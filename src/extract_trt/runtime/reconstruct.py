@@ -48,12 +48,16 @@ def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> 
 
 def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> MainContent:
     """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.convert`)."""
-    _as_libxml2_rereads(page.page_map)
     id_nodes = page.page_map.id_nodes
+    mains = [id_nodes.get(block.item_id) for block, is_main in zip(page.blocks, labels.main) if is_main]
+    for node in mains:  # build lazily parsed content inside main blocks, before the re-read below
+        if node is not None:
+            for _ in iter_tree(node):
+                pass
+    _as_libxml2_rereads(page.page_map.root)
     keep: set[Node] = set()
-    for block, is_main in zip(page.blocks, labels.main):
-        node = id_nodes.get(block.item_id)
-        if not is_main or node is None or node in keep:
+    for node in mains:
+        if node is None or node in keep:
             continue
         keep.update(iter_tree(node))
         parent = node.parent
@@ -74,14 +78,12 @@ def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False
     return MainContent(html, root, keep)
 
 
-def _as_libxml2_rereads(page_map) -> None:
+def _as_libxml2_rereads(root: Node) -> None:
     """The reference re-parses map_html, where an empty ``<li>`` is written without its end tag: what
-    follows it up to the next ``<li>`` (its tail text, later siblings) ends up inside it. Done once per
-    page, on the tree, before any labels are applied."""
-    if page_map.reread:
-        return
-    page_map.reread = True
-    for node in list(iter_tree(page_map.root)):
+    follows it up to the next ``<li>`` (its tail text, later siblings) ends up inside it. Applied to the
+    built part of the tree (content still unparsed holds no main block and is never kept); idempotent, so
+    a later reconstruction of the same page applies it to what has been built since."""
+    for node in list(iter_tree(root, expand=False)):
         if node.tag != "li" or node.text or node.children or node.parent is None:
             continue
         siblings = node.parent.children
@@ -100,8 +102,10 @@ def _as_libxml2_rereads(page_map) -> None:
 
 
 def _recall_line_breaks(root: Node, keep: set[Node]) -> None:
+    # Unbuilt (lazily parsed) content is skipped: none of it is kept, so a <br> inside it is never
+    # written whatever happens to it.
     previous: Node | None = None
-    for node in iter_tree(root):
+    for node in iter_tree(root, expand=False):
         if previous is not None:
             if node.tag == "br" and previous.tag != "br" and previous in keep:
                 keep.add(node)

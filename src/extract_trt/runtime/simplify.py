@@ -62,12 +62,11 @@ _SPACES = re.compile(r"\s+")
 class PageMap:
     """The original DOM with block ids placed (the reference's ``map_html``, kept as a tree)."""
 
-    __slots__ = ("root", "id_nodes", "reread", "profile")
+    __slots__ = ("root", "id_nodes", "profile")
 
     def __init__(self, root: Node, id_nodes: dict[int, Node], profile: SimplifyProfile | None = None) -> None:
         self.root = root
         self.id_nodes = id_nodes  # item id → the element or wrapper that carries it
-        self.reread = False  # reconstruction has applied libxml2's re-read of map_html to the tree
         self.profile = profile or MINERU_V11  # reconstruction follows the same reference version
 
     def map_html(self) -> str:
@@ -107,7 +106,8 @@ def simplify(html: str, cutoff_length: int | None = None, profile: SimplifyProfi
     if not isinstance(html, str):
         raise SimplifyError(f"simplify expects str, got {type(html).__name__}")
     try:
-        root = dom.parse(html)
+        # Content the processing view removes is built only if reconstruction or map_html needs it.
+        root = dom.parse(html, lazy_tags=profile.removed_tags)
     except Exception as exc:  # Lexbor refusing input is rare but must not escape as a bare error
         raise SimplifyError(f"HTML parser failed: {exc}") from exc
     _remove_hidden(_remove_tags(root, profile), profile.keep_removed_tail)
@@ -900,6 +900,8 @@ def _first_select(node: Node) -> str | None:
             return desc.select
         if "cc-select" in desc.attrs:
             return desc.attrs["cc-select"]
+        if desc.lazy is not None:
+            dom.materialize(desc)
         if desc.children:
             stack.extend(reversed(desc.children))
     return None
