@@ -39,13 +39,12 @@ tree building is quadratic in nesting depth for block elements (100,000 nested `
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
 import html2text
 
 from extract_trt.runtime import dom
-from extract_trt.runtime.dom import Node, dropped_blank
+from extract_trt.runtime.dom import Node, collapse_whitespace, dropped_blank
 from extract_trt.runtime.markdown import MarkdownWriter, remove_spacer_images
 from extract_trt.runtime.reconstruct import MainContent
 
@@ -136,7 +135,6 @@ _LINE_TAGS = frozenset(
 _LIST_TAGS = frozenset({"ul", "ol", "dl", "menu"})
 _PRE_TAGS = frozenset({"pre", "listing", "xmp", "plaintext", "textarea"})
 _CELL_TAGS = frozenset({"td", "th"})
-_WS = re.compile(r"\s+")
 
 
 class _TextWriter:
@@ -181,7 +179,7 @@ class _TextWriter:
             self.boundary = text.endswith("\n")
             self.space = False
             return
-        collapsed = _WS.sub(" ", text)
+        collapsed = collapse_whitespace(text)
         core = collapsed.strip(" ")
         if not core:
             self.space = True

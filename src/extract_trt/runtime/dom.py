@@ -296,6 +296,18 @@ def iter_tree(root: Node, *, processing: bool = False, expand: bool = True) -> I
 # ── serialization (libxml2 method="html") ────────────────────────────────────────
 
 
+_WHITESPACE = re.compile(r"\s+")
+
+
+def collapse_whitespace(text: str) -> str:
+    """``text`` with each whitespace run (``\\s+``, no-break space included) made one space. Most text has
+    none to collapse: every whitespace character but the space is non-printable, so a printable text
+    without a double space is returned as is, without running the regex."""
+    if "  " not in text and text.isprintable():
+        return text
+    return _WHITESPACE.sub(" ", text)
+
+
 def escape_text(text: str) -> str:
     if "&" in text:
         text = text.replace("&", "&amp;")

@@ -52,7 +52,7 @@ import html
 import re
 from collections.abc import Mapping
 
-from extract_trt.runtime.dom import Node, escape_uri
+from extract_trt.runtime.dom import Node, collapse_whitespace, escape_uri
 
 __all__ = ["MAX_CELL_TEXT", "MarkdownWriter", "image_source", "remove_spacer_images"]
 
@@ -180,7 +180,6 @@ _CELL_BLOCKERS = frozenset(
      "listing", "xmp", "plaintext"}
 )  # fmt: skip
 
-_WS = re.compile(r"\s+")
 _BACKSLASH = re.compile(r"\\(?=[\\`*_{}\[\]()#+\-.!])")
 _URL_SPECIALS = re.compile(r"([\\()])")
 _ALT_SPECIALS = re.compile(r"([\\\[\]()])")
@@ -400,9 +399,9 @@ class MarkdownWriter:
 
     def text(self, text: str) -> None:
         if self.capture is not None:
-            self.capture.append(text.replace("\xa0", " ") if self.capture_raw else _WS.sub(" ", text))
+            self.capture.append(text.replace("\xa0", " ") if self.capture_raw else collapse_whitespace(text))
             return
-        collapsed = _WS.sub(" ", text)
+        collapsed = collapse_whitespace(text)
         core = collapsed.strip(" ")
         if not core:
             self.space = True
@@ -541,7 +540,7 @@ class MarkdownWriter:
                 self._close_marks(i)
                 outer.suspended = True
                 break
-        title = _WS.sub(" ", node.attrs.get("title") or "").strip()
+        title = collapse_whitespace(node.attrs.get("title") or "").strip()
         if title:
             title = ' "' + _ALT_SPECIALS.sub(r"\\\1", title).replace('"', '\\"') + '"'
         mark = _Mark(node, "[", f"]({_md_url(href)}{title})")
@@ -555,7 +554,7 @@ class MarkdownWriter:
         src = image_source(node.attrs)
         if src is None:
             return
-        alt = _ALT_SPECIALS.sub(r"\\\1", _WS.sub(" ", node.attrs.get("alt") or "").strip())
+        alt = _ALT_SPECIALS.sub(r"\\\1", collapse_whitespace(node.attrs.get("alt") or "").strip())
         self._begin(False)
         self._put(f"![{alt}]({_md_url(src)})")
 
@@ -607,7 +606,7 @@ class MarkdownWriter:
         if (raw or len(lines) > 1) and lines != [""] and not self.inline:
             self._code_block(lines)
         elif raw:
-            self._code_span(_WS.sub(" ", " ".join(lines)).strip(), False, False)
+            self._code_span(collapse_whitespace(" ".join(lines)).strip(), False, False)
         else:
             stripped = content.strip(" ")
             self._code_span(" ".join(lines), content[:1] == " ", content[-1:] == " " and stripped != "")

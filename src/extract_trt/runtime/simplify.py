@@ -31,7 +31,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extract_trt.runtime import dom
-from extract_trt.runtime.dom import RAW_TEXT_TAGS, VOID_TAGS, Node, escape_text, format_attr, iter_tree, serialize
+from extract_trt.runtime.dom import (
+    RAW_TEXT_TAGS,
+    VOID_TAGS,
+    Node,
+    collapse_whitespace,
+    escape_text,
+    format_attr,
+    iter_tree,
+    serialize,
+)
 from extract_trt.runtime.errors import SimplifyError
 from extract_trt.runtime.types import Block, PageBlocks
 
@@ -56,7 +65,6 @@ _SHELL_TAIL = "</body></html>"
 _TEXT_RUNS = re.compile(r"(<[^>]+>)|([^<]+)")
 _LIST_TAGS = frozenset({"ul", "ol", "dl"})
 _OWNED_TAGS = frozenset({"td", "th", "li", "dt", "dd"})  # blocks or not by their table's or list's kind
-_SPACES = re.compile(r"\s+")
 
 
 class PageMap:
@@ -694,7 +702,7 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
                 parts.append(tail)
                 if in_link:
                     link_chars += len(tail)
-                out.append(_collapsed(escape_text(tail)))
+                out.append(collapse_whitespace(escape_text(tail)))
             continue
         out.append(_open_tag(tag, node.attrs))
         stack.append((node, True, in_link))
@@ -708,19 +716,11 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
             parts.append(text)
             if inside:
                 link_chars += len(text)
-            out.append(_collapsed(escape_text(text)))
+            out.append(collapse_whitespace(escape_text(text)))
         kids = node.children
         if kids:
             stack.extend([(kid, False, inside) for kid in reversed(kids)])
-    return "".join(out), _collapsed("".join(parts)).strip(), link_chars
-
-
-def _collapsed(text: str) -> str:
-    """``text`` with each whitespace run made one space. Most text has none to collapse: every whitespace
-    character but the space is non-printable, so a printable text without a double space is unchanged."""
-    if "  " not in text and text.isprintable():
-        return text
-    return _SPACES.sub(" ", text)
+    return "".join(out), collapse_whitespace("".join(parts)).strip(), link_chars
 
 
 def _open_tag(tag: str, attrs: dict[str, str]) -> str:
@@ -796,7 +796,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
         parts.append(text)
         if inside:
             link_chars = chars
-        out.append(_collapsed(escape_text(text)))
+        out.append(collapse_whitespace(escape_text(text)))
     if len(items) > 2 and tag in _LIST_TAGS:
         kept = _shortened(tag, items)
         if tails is not None:
@@ -829,7 +829,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
                 parts.append(tail)
                 if in_link:
                     link_chars += len(tail)
-                out.append(_collapsed(escape_text(tail)))
+                out.append(collapse_whitespace(escape_text(tail)))
             continue
         nattrs = _clean_attrs(node)
         out.append(_open_tag(ntag, nattrs))
@@ -851,7 +851,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
             parts.append(ntext)
             if in_link:
                 link_chars += len(ntext)
-            out.append(_collapsed(escape_text(ntext)))
+            out.append(collapse_whitespace(escape_text(ntext)))
         if kids:
             if len(kids) > 2 and ntag in _LIST_TAGS:
                 kids = [None if i is None else kids[i] for i in _shortened(ntag, kids)]
@@ -864,7 +864,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
 
 
 def _collapse(fragment: str) -> str:
-    return _TEXT_RUNS.sub(lambda m: m.group(1) or _SPACES.sub(" ", m.group(2)), fragment)
+    return _TEXT_RUNS.sub(lambda m: m.group(1) or collapse_whitespace(m.group(2)), fragment)
 
 
 def _fragment_text(root: _Frag) -> tuple[str, int]:
@@ -887,7 +887,7 @@ def _fragment_text(root: _Frag) -> tuple[str, int]:
                 link_chars += len(node.text)
         stack.append((node, True, in_link))
         stack.extend((kid, False, inside) for kid in reversed(node.children))
-    return _SPACES.sub(" ", "".join(parts)).strip(), link_chars
+    return collapse_whitespace("".join(parts)).strip(), link_chars
 
 
 def _first_select(node: Node) -> str | None:
@@ -1060,7 +1060,7 @@ def _number_blocks(
             continue
         if direct is not None:
             html = _open_tag(tag, attrs) + "".join(direct.body) + direct.close
-            text = _collapsed("".join(direct.parts)).strip()
+            text = collapse_whitespace("".join(direct.parts)).strip()
             link_chars = direct.link_chars
         else:
             written = _write_block(frag)
