@@ -10,8 +10,9 @@ so prompt lengths are close to, not equal to, Qwen's.
 Speculative decoding is run with drafts that agree with the model on 100 % and 90 % of the blocks (the
 model's own answer, some labels flipped) and with the default labeler (the built-in block model, ≈ 50 %
 agreement with a random model); a drafter that agrees with the real Dripper on 9 blocks of 10 is what the
-90 % row stands for. Every mode must give the same
-labels; the script checks it.
+90 % row stands for. In fp32 every mode must give the naive decoder's labels (checked); column "= naive"
+is the share of identical choices (int8 dynamic quantization makes a token's logits depend on the chunk
+it is fed in, so near-ties can flip).
 
 Scaling to 28 layers: with ``--layers 2,4`` the per-pass time is fitted as ``a + b·layers`` per mode and
 extrapolated. The GPU projection (the roofline of ``extract-trt bench``, Qwen3-0.6B on an L4) counts the
@@ -197,18 +198,24 @@ def main() -> None:
         runs["speculative 90%, lookahead 8"] = run_mode(
             model_dir, variant, pages, "speculative", draft_labeler=FlippedDrafts(truth, 0.1), lookahead=8
         )
+        agree = {}
         for name, (results, _) in runs.items():
-            assert all((r.choices == j.choices).all() for r, j in zip(results, jump)), f"{name} differs from jump-forward"
+            same = sum(int((r.choices == nv.choices).sum()) for r, nv in zip(results, naive))
+            agree[name] = same / max(1, sum(len(nv.choices) for nv in naive))
+            # fp32: exactly the naive decoder's labels. Dynamic int8 quantizes activations per tensor, so a
+            # token's logits depend on the chunk it is fed in and near-ties can flip.
+            assert variant != "fp32" or agree[name] == 1.0, f"{name} differs from naive"
         n = len(pages)
         base_passes = sum(r.stats.passes for r in naive) / n
         base_time = t_naive / n
-        print(f"\n{layers} layers of 28 (hidden 1024, vocab 151,936), one page at a time, labels identical in every mode")
-        print(f"{'mode':32} {'passes/page':>12} {'tokens/page':>12} {'s/page':>8} {'passes ×':>9} {'time ×':>7}")
+        print(f"\n{layers} layers of 28 (hidden 1024, vocab 151,936), {variant}, one page at a time")
+        print(f"{'mode':32} {'passes/page':>12} {'tokens/page':>12} {'s/page':>8} {'passes ×':>9} {'time ×':>7} {'= naive':>8}")
         rows = {}
         for name, (results, seconds) in runs.items():
             passes = sum(r.stats.passes for r in results) / n
             tokens = sum(r.stats.tokens for r in results) / n
-            print(f"{name:32} {passes:12.1f} {tokens:12.0f} {seconds / n:8.2f} {base_passes / passes:9.1f} {base_time / (seconds / n):7.1f}")
+            print(f"{name:32} {passes:12.1f} {tokens:12.0f} {seconds / n:8.2f} {base_passes / passes:9.1f} "
+                  f"{base_time / (seconds / n):7.1f} {agree[name]:8.1%}")  # fmt: skip
             per_layer.setdefault(name, []).append((layers, seconds / n))
             rows[name] = [(r.stats.prompt_tokens, r.stats.answer_tokens, r.stats.passes, r.stats.tokens) for r in results]
         prompts = [r.stats.prompt_tokens for r in naive]
@@ -223,6 +230,9 @@ def main() -> None:
         for name, points in per_layer.items():
             (l1, t1), (l2, t2) = points[0], points[-1]
             b = (t2 - t1) / (l2 - l1)
+            if b <= 0:  # other load on the machine changed between the runs more than depth did
+                print(f"  {name:32} not fitted: {l2} layers ran faster than {l1} ({t2:.2f} s vs {t1:.2f} s)")
+                continue
             print(f"  {name:32} {t1 + b * (28 - l1):8.1f} s/page  (a = {t1 - b * l1:.2f} s, b = {b:.3f} s/layer)")
 
 
