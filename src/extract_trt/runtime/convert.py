@@ -44,7 +44,7 @@ from typing import Protocol
 import html2text
 
 from extract_trt.runtime import dom
-from extract_trt.runtime.dom import Node, collapse_whitespace, dropped_blank
+from extract_trt.runtime.dom import Node, collapsed_parts, dropped_blank
 from extract_trt.runtime.markdown import MarkdownWriter, remove_spacer_images
 from extract_trt.runtime.reconstruct import MainContent
 
@@ -179,17 +179,16 @@ class _TextWriter:
             self.boundary = text.endswith("\n")
             self.space = False
             return
-        collapsed = collapse_whitespace(text)
-        core = collapsed.strip(" ")
+        core, lead, trail = collapsed_parts(text)
         if not core:
             self.space = True
             return
         self._flush()
-        if (self.space or collapsed[0] == " ") and not self.boundary:
+        if (self.space or lead) and not self.boundary:
             self.parts.append(" ")
         self.parts.append(core)
         self.boundary = False
-        self.space = collapsed[-1] == " "
+        self.space = trail
 
     def brk(self, n: int) -> None:
         if n > self.pending:

@@ -308,6 +308,13 @@ def collapse_whitespace(text: str) -> str:
     return _WHITESPACE.sub(" ", text)
 
 
+def collapsed_parts(text: str) -> tuple[str, bool, bool]:
+    """``text`` whitespace-collapsed, as (the text without its edge spaces, whether a space led, whether
+    one trailed) — what text writers need to merge spaces across element boundaries."""
+    collapsed = collapse_whitespace(text)
+    return collapsed.strip(" "), collapsed[:1] == " ", collapsed[-1:] == " "
+
+
 def escape_text(text: str) -> str:
     if "&" in text:
         text = text.replace("&", "&amp;")

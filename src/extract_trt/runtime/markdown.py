@@ -52,7 +52,7 @@ import html
 import re
 from collections.abc import Mapping
 
-from extract_trt.runtime.dom import Node, collapse_whitespace, escape_uri
+from extract_trt.runtime.dom import Node, collapse_whitespace, collapsed_parts, escape_uri
 
 __all__ = ["MAX_CELL_TEXT", "MarkdownWriter", "image_source", "remove_spacer_images"]
 
@@ -401,21 +401,20 @@ class MarkdownWriter:
         if self.capture is not None:
             self.capture.append(text.replace("\xa0", " ") if self.capture_raw else collapse_whitespace(text))
             return
-        collapsed = collapse_whitespace(text)
-        core = collapsed.strip(" ")
+        core, lead, trail = collapsed_parts(text)
         if not core:
             self.space = True
             return
         marks = self.marks
         if marks and marks[-1].href == core and not marks[-1].shown:
             marks[-1].done = True  # <a href="https://x.org/">https://x.org/</a>: the URL itself, unlinked
-        self._begin(collapsed[0] == " ")
+        self._begin(lead)
         if "\\" in core:
             core = _BACKSLASH.sub(r"\\\\", core)
         if self.line_start:
             core = _escape_line_start(core)
         self._put(core)
-        self.space = collapsed[-1] == " "
+        self.space = trail
 
     def result(self) -> str:
         return "".join(self.out).strip()
