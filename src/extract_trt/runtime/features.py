@@ -76,6 +76,8 @@ class BlockFeatures:
 
     def window(self, start: int, stop: int) -> BlockFeatures:
         """The features of blocks ``start..stop-1`` as a page of their own."""
+        if start == 0 and stop >= self.n_blocks:
+            return self
         keep = (self.bags >= start * N_FIELDS) & (self.bags < stop * N_FIELDS)
         return BlockFeatures(ids=self.ids[keep], bags=self.bags[keep] - start * N_FIELDS, dense=self.dense[start:stop])
 
