@@ -36,8 +36,8 @@ Pulpie block scheme as main content or not. No download, no GPU; int8 ONNX on on
 {data}
 
 Split: by domain, CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} pages, reported only),
-== 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages). The validation page ids are listed in `block-model.json`. Both licences allow
-shipping weights trained on the data (CC-BY-4.0 requires the attribution above).
+== 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages). The validation page ids are listed in `block-model.json`. The licences (CC-BY-4.0,
+Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the attribution above.
 
 ## Features (`extract_trt/runtime/features.py`, feature version {manifest['feature_version']})
 Per block, three hashed bags in one {m['buckets']:,}-row embedding table: text words and word bigrams (every CJK
@@ -51,6 +51,9 @@ Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table, projected with 
 Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
 overlap {manifest['overlap']}), one logit per block; main when p >= {manifest['threshold']} (chosen on the
 tune pages).
+
+Files: `model.onnx` (fp32) and `model.int8.onnx` (dynamic int8 MatMuls, fp32 embedding table; the
+default), both checked against PyTorch at export (fp32 logits within 1e-4, int8 labels agree on >= 97 %).
 
 ## Training
 `extract-trt train --data ../shared/data -o src/extract_trt/models/block-model` (seed {t['seed']},
