@@ -419,6 +419,7 @@ class _Frag:
     """A node of a block fragment (the cleaned copy the model reads); serialized like a dom.Node."""
 
     __slots__ = ("tag", "attrs", "text", "tail", "children", "parent")
+    lazy = None  # what dom.serialize reads of a lazily parsed Node: a fragment is always complete
 
     def __init__(self, tag: str, attrs: dict[str, str], text: str | None, tail: str | None, parent: _Frag | None):
         self.tag = tag
