@@ -129,3 +129,11 @@ def test_shipped_model_extracts_real_pages(page_id, paragraph, menu_items):
     assert paragraph in result.text and paragraph in result.markdown
     for item in menu_items:
         assert item in record["html"] and item not in result.text
+
+
+def test_shipped_model_is_deterministic():
+    """Same page, same probabilities, run after run (ORT's multi-threaded ScatterND add is not)."""
+    labeler = BlockModelLabeler()
+    for record in _wcxb(4)[1:]:
+        page = simplify(record["html"])
+        assert np.array_equal(labeler.probabilities(page), labeler.probabilities(page))

@@ -288,3 +288,8 @@ def test_markdown_properties(html: str) -> None:
     out = to_markdown(html)
     assert out == out.strip()
     assert "\n\n\n" not in out
+
+
+def test_text_no_cell_separator_before_any_text() -> None:
+    """Found by test_text_properties: an empty first cell must not leave a leading tab."""
+    assert to_text("<table><td><br><td>-->") == "-->"

@@ -217,7 +217,7 @@ class _TextWriter:
                 self.rows.append(0)
         elif tag in _CELL_TAGS:
             if self.rows:
-                if self.rows[-1] and not self.pending:
+                if self.rows[-1] and not self.pending and self.parts:  # no separator before any text
                     self.parts.append("\t")
                     self.boundary = True
                     self.space = False

@@ -26,7 +26,9 @@ class ExportMismatchError(RuntimeError):
 
 
 def _run(path: Path, f: BlockFeatures) -> np.ndarray:
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # ScatterND(reduction="add") races on several threads in ORT's CPU kernel
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     return session.run(None, dict(zip(INPUTS, (f.ids, f.bags, f.dense))))[0]
 
 

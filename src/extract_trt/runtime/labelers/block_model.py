@@ -6,8 +6,10 @@ pass from the features of :mod:`extract_trt.runtime.features`; pages longer than
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
 from an edge. A block is main when p(main) reaches the threshold chosen at training time.
 
-Defaults are for one CPU core per process (``threads=1``; scale out with worker processes): int8
-weights, ORT's full graph optimisation.
+One CPU thread per session, always: ONNX Runtime's CPU ScatterND with ``reduction="add"`` (the bag
+pooling) races when it runs on several intra-op threads — its sums then vary from run to run (measured:
+logits off by up to 0.16). Scale out with worker processes instead. Defaults: int8 weights, ORT's full
+graph optimisation.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ class BlockModelLabeler:
     Args:
         model_dir: a directory with ``block-model.json`` and the ONNX files; default: the shipped model.
         precision: ``"int8"`` (default, smaller and faster) or ``"fp32"``.
-        threads: ONNX Runtime intra-op threads (1: one core per process).
         threshold: override the p(main) threshold stored with the model.
     """
 
@@ -59,7 +60,6 @@ class BlockModelLabeler:
         self,
         model_dir: str | Path | None = None,
         precision: str = "int8",
-        threads: int = 1,
         threshold: float | None = None,
     ) -> None:
         directory = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -78,7 +78,7 @@ class BlockModelLabeler:
         if not model_path.is_file():
             raise ModelLoadError(f"missing model file {model_path}")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1  # see the module docstring: the pooling scatter races on more
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
