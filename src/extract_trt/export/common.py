@@ -3,7 +3,7 @@ tensor specs for the manifest, checkpoint hashing and the bundled verification p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from extract_trt.export.manifest import MANIFEST_NAME, TensorSpec, file_sha256
@@ -35,11 +35,14 @@ class ExportVerificationError(ExportError):
     """The exported graph does not reproduce the PyTorch model closely enough."""
 
 
-def start_export(checkpoint: Path, out: Path, variants: Sequence[str]) -> None:
-    """Check the request and mark ``out`` unfinished (no manifest) until the export writes one."""
-    unknown = set(variants) - set(VARIANT_FILES)
+def start_export(
+    checkpoint: Path, out: Path, variants: Sequence[str], allowed: Collection[str] = tuple(VARIANT_FILES)
+) -> None:
+    """Check the request (``variants`` among ``allowed``, fp32 included) and mark ``out`` unfinished (no
+    manifest) until the export writes one."""
+    unknown = set(variants) - set(allowed)
     if unknown or "fp32" not in variants:
-        raise ExportError(f"variants must include fp32 and be among {sorted(VARIANT_FILES)}, got {tuple(variants)}")
+        raise ExportError(f"variants must include fp32 and be among {sorted(allowed)}, got {tuple(variants)}")
     if not (checkpoint / "config.json").is_file():
         raise ExportError(f"{checkpoint} is not a Hugging Face checkpoint directory (no config.json)")
     out.mkdir(parents=True, exist_ok=True)

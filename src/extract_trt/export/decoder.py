@@ -36,14 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
-from extract_trt.export.encoder import (
+from extract_trt.export.common import (
     ExportError,
     ExportVerificationError,
-    _sample_pages,
-    _save_onnx,
-    _spec,
-    _write_int8,
     checkpoint_sha256,
+    sample_pages,
+    save_onnx,
+    start_export,
+    tensor_spec,
+    write_int8,
 )
 from extract_trt.export.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
 from extract_trt.runtime.labelers.decoder import CHOICE_OUTPUT, DecoderSpec
@@ -94,13 +95,7 @@ def export_decoder(
     report = report or log.info
     checkpoint, out = Path(checkpoint), Path(out_dir)
     profile = decoder_profile(options.profile)
-    unknown = set(options.variants) - set(VARIANT_FILES)
-    if unknown or "fp32" not in options.variants:
-        raise ExportError(f"variants must include fp32 and be among {sorted(VARIANT_FILES)}, got {options.variants}")
-    if not (checkpoint / "config.json").is_file():
-        raise ExportError(f"{checkpoint} is not a Hugging Face checkpoint directory (no config.json)")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST_NAME).unlink(missing_ok=True)  # the directory is unfinished until the end
+    start_export(checkpoint, out, options.variants, allowed=tuple(VARIANT_FILES))
 
     config = AutoConfig.from_pretrained(checkpoint)
     hf_tokenizer = AutoTokenizer.from_pretrained(checkpoint)
@@ -131,7 +126,7 @@ def export_decoder(
         model = onnx.load(str(plain_path))
         lm_head = rewrite_lm_head(model, choice_ids)
         fp32_path = out / VARIANT_FILES["fp32"]
-        _save_onnx(model, fp32_path)
+        save_onnx(model, fp32_path)
         del model
     samples = _verification_samples(checkpoint, hf_tokenizer, profile, options)
     torch_logits = _torch_logits(torch_model, samples)
@@ -139,7 +134,7 @@ def export_decoder(
     variants = {"fp32": _verify("fp32", fp32_path, samples, torch_logits, choice_ids, report)}
     if "int8" in options.variants:
         # The lm head stays fp32 so that choice_logits (fp32 columns) equal the logits' columns.
-        _write_int8(fp32_path, out / VARIANT_FILES["int8"], nodes_to_exclude=[lm_head])
+        write_int8(fp32_path, out / VARIANT_FILES["int8"], nodes_to_exclude=[lm_head])
         variants["int8"] = _verify("int8", out / VARIANT_FILES["int8"], samples, torch_logits, choice_ids, report)
 
     import onnxruntime as ort
@@ -172,8 +167,8 @@ def export_decoder(
         max_tokens=max_context,
         simplifier_profile=profile.simplifier,
         cutoff_length=simplify_profile(profile.simplifier).cutoff_length,
-        inputs=[_spec(t) for t in graph.input],
-        outputs=[_spec(t) for t in graph.output],
+        inputs=[tensor_spec(t) for t in graph.input],
+        outputs=[tensor_spec(t) for t in graph.output],
         output_layout="logits",
         opset=options.opset,
         variants=variants,
@@ -278,7 +273,7 @@ def _verification_samples(checkpoint: Path, hf_tokenizer, profile, options: Deco
 
     simplifier = simplify_profile(profile.simplifier)
     samples = []
-    for html in list(options.verify_html or _sample_pages())[: options.verify_samples]:
+    for html in list(options.verify_html or sample_pages())[: options.verify_samples]:
         page = simplify(html, profile=simplifier)
         prompt = profile.prompt_text(page.simplified_html, None)
         ids = hf_tokenizer("".join(prompt), add_special_tokens=False)["input_ids"][-options.verify_tokens :]

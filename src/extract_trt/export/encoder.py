@@ -391,6 +391,3 @@ def _check_against_plain(path: Path, feeds, input_ids, plain_logits, loaded: _Lo
     if len(expected.logits) and np.abs(outputs["block_logits"] - expected.logits).max() > 1e-5:
         raise ExportVerificationError("the <|sep|> gather changes the logits of the plain graph")
 
-
-# The decoder exporter imported these under their former private names; they live in export.common.
-_sample_pages, _save_onnx, _spec, _write_int8 = sample_pages, save_onnx, tensor_spec, write_int8
