@@ -46,6 +46,7 @@ class TrainConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     token_dropout: float = 0.1
     page_normalized: bool = False
+    ema_decay: float = 0.0  # > 0: train an exponential moving average of the weights and ship that
     max_pages: int | None = None  # per dataset; small runs for tests
 
 
@@ -131,6 +132,12 @@ def fit(
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
     )
+    ema = (
+        torch.optim.swa_utils.AveragedModel(model, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(cfg.ema_decay))
+        if cfg.ema_decay > 0
+        else None
+    )
+    shipped = ema.module if ema is not None else model
     rng = random.Random(cfg.seed)
     primary = [e for e in tune if e.dataset == PRIMARY]
     total_weight = max(1.0, sum(float(e.weights.sum()) for e in train))
@@ -158,11 +165,13 @@ def fit(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             schedule.step()
-        tune_f1 = block_f1(primary, [predict(model, e.features) for e in primary], 0.5)
+            if ema is not None:
+                ema.update_parameters(model)
+        tune_f1 = block_f1(primary, [predict(shipped, e.features) for e in primary], 0.5)
         history.append({"epoch": epoch + 1, "train_loss": round(total / total_weight, 5), "tune_block_f1": round(tune_f1, 4)})
         log(f"epoch {epoch + 1}/{cfg.epochs}: loss {total / total_weight:.4f}, "
             f"tune block F1 {tune_f1:.4f} ({time.perf_counter() - started:.0f} s)")  # fmt: skip
-    return model, history
+    return shipped, history
 
 
 def train_block_model(
