@@ -66,27 +66,47 @@ class Node:
     )  # fmt: skip
 
     def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
-        self.tag = tag
-        self.attrs = attrs
-        self.text: str | None = None
-        self.tail: str | None = None
-        self.children: list[Node] = []
-        self.parent = parent
-        self.ptext: str | None = None
-        self.ptail: str | None = None
-        self.pchildren: list[Node] = self.children
-        self.item_id: int | None = None  # the `_item_id` written into map_html
-        self.block_type_mark = False  # `cc-block-type="true"`: an inline element that holds blocks
-        self.select: str | None = None  # `cc-select` value copied onto a block by the mapping
-        self.index = 0  # document order in the original tree
-        self.lazy: tuple[LexborNode, int] | None = None  # content not built yet (see parse's ``lazy_tags``)
+        _init_node(self, tag, attrs, parent)
 
     def __repr__(self) -> str:
         return f"<Node {self.tag} {self.attrs!r}>"
 
-    def __getstate__(self) -> tuple[None, dict]:
+    def __reduce__(self) -> tuple:
+        # Explicit, so that the compiled build (an extension type) pickles the same way as the source.
         materialize(self)  # a Lexbor node cannot be pickled; its content can
-        return None, {name: getattr(self, name) for name in Node.__slots__}
+        return _unpickled_node, (), (None, {name: getattr(self, name) for name in _NODE_FIELDS})
+
+
+_NODE_FIELDS = Node.__slots__
+
+
+def _init_node(node: Node, tag: str, attrs: dict, parent: Node | None) -> None:
+    node.tag = tag
+    node.attrs = attrs
+    node.text = None
+    node.tail = None
+    node.children = []
+    node.parent = parent
+    node.ptext = None
+    node.ptail = None
+    node.pchildren = node.children
+    node.item_id = None  # the `_item_id` written into map_html
+    node.block_type_mark = False  # `cc-block-type="true"`: an inline element that holds blocks
+    node.select = None  # `cc-select` value copied onto a block by the mapping
+    node.index = 0  # document order in the original tree
+    node.lazy = None  # content not built yet (see parse's ``lazy_tags``): (first Lexbor child, templates)
+
+
+def _new_node(tag: str, attrs: dict, parent: Node | None) -> Node:
+    """``Node(tag, attrs, parent)``; compiled, a C function and a bare allocation instead of a Python call
+    of the class (the tree build makes a thousand per page)."""
+    node = Node.__new__(Node)
+    _init_node(node, tag, attrs, parent)
+    return node
+
+
+def _unpickled_node() -> Node:
+    return Node("", {}, None)  # the pickled state then sets every field
 
 
 def parse(html: str, lazy_tags: frozenset[str] = frozenset()) -> Node:
@@ -126,8 +146,20 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
     nesting: list[Node] = []
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
-    names = _TAG_NAMES
-    count = 0
+    names: dict = _TAG_NAMES
+    special: frozenset = _SPECIAL_TAGS
+    # Typed locals: C types for the compiled build (`cython` is cimported in dom.pxd); the interpreter never
+    # evaluates local annotations.
+    count: cython.Py_ssize_t = 0
+    in_foreign: cython.bint
+    inner_foreign: cython.bint
+    parent: Node
+    el: Node
+    last: Node
+    kids: list
+    tag: str
+    text: str
+    attrs: dict
     # (first Lexbor sibling to convert, parent Node, number of <template>s around it, inside svg/math)
     work: list[tuple[LexborNode | None, Node, int, bool]] = [(first, top, templates, False)]
     while work:
@@ -153,12 +185,12 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                 attrs = lex.attributes
                 if attrs and None in attrs.values():  # Lexbor lower-cases attribute names itself
                     attrs = {k: "" if v is None else v for k, v in attrs.items()}
-                el = Node(tag, attrs, parent)
+                el = _new_node(tag, attrs, parent)
                 count += 1
                 el.index = count
                 kids.append(el)
                 inner_foreign = in_foreign
-                if tag in _SPECIAL_TAGS:
+                if tag in special:
                     if tag in LIBXML2_NESTING_VOIDS:
                         nesting.append(el)
                     elif tag != "template":
@@ -257,14 +289,21 @@ def _nest_following(el: Node) -> None:
         kid.parent = el
 
 
-def _as_reference_reads(html: str) -> str:
-    """Two spots where the reference's parser (Modest) keeps what Lexbor drops: a stray ``</>`` is text,
-    and NUL characters survive (libxml2 then turns them into U+FFFD)."""
-    if "</>" in html:
-        html = html.replace("</>", "&lt;/&gt;")
-    if "\x00" in html:
-        html = html.replace("\x00", "\ufffd")
-    return html
+def _as_reference_reads(html: str) -> bytes:
+    """The page as the UTF-8 that Lexbor reads, with two spots where the reference's parser (Modest) keeps
+    what Lexbor drops: a stray ``</>`` is text, and NUL characters survive (libxml2 then turns them into
+    U+FFFD).
+
+    Encoded here as selectolax encodes a ``str`` (lone surrogates dropped), because searching the bytes is
+    several times faster than searching the text (most pages are not Latin-1: two or four bytes per
+    character); replacing ASCII sequences in UTF-8 equals replacing them in the text.
+    """
+    data = html.encode("utf-8", "ignore")
+    if b"</>" in data:
+        data = data.replace(b"</>", b"&lt;/&gt;")
+    if b"\x00" in data:
+        data = data.replace(b"\x00", "\ufffd".encode())
+    return data
 
 
 def _attrs(lex: LexborNode) -> dict[str, str]:
@@ -296,16 +335,24 @@ def iter_tree(root: Node, *, processing: bool = False, expand: bool = True) -> I
 # ── serialization (libxml2 method="html") ────────────────────────────────────────
 
 
-_WHITESPACE = re.compile(r"\s+")
 
 
 def collapse_whitespace(text: str) -> str:
     """``text`` with each whitespace run (``\\s+``, no-break space included) made one space. Most text has
     none to collapse: every whitespace character but the space is non-printable, so a printable text
-    without a double space is returned as is, without running the regex."""
+    without a double space is returned as is. Otherwise ``str.split`` finds the runs (the same characters
+    as ``\\s``; several times faster than the regex on short text)."""
     if "  " not in text and text.isprintable():
         return text
-    return _WHITESPACE.sub(" ", text)
+    words = text.split()
+    if not words:
+        return " " if text else text
+    collapsed = " ".join(words)
+    if text[0].isspace():
+        collapsed = " " + collapsed
+    if text[-1].isspace():
+        collapsed += " "
+    return collapsed
 
 
 def collapsed_parts(text: str) -> tuple[str, bool, bool]:

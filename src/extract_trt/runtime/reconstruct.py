@@ -12,15 +12,17 @@ and re-parsing of the whole page.
 from __future__ import annotations
 
 import html as _html
-import re
 from dataclasses import dataclass
+from itertools import product
 
 from extract_trt.runtime.dom import Node, iter_tree, serialize
 from extract_trt.runtime.sanitize import sanitize_tree
 from extract_trt.runtime.simplify import WRAPPER_TAG
 from extract_trt.runtime.types import Labels, PageBlocks
 
-_URL_ATTR = re.compile(r'(href="|src=")(.*?)(")', re.IGNORECASE | re.DOTALL)
+# What the reference's case-insensitive ``href="`` and ``src="`` match (Unicode case folding: "ſ" is an "s").
+_HREF_SPELLINGS = frozenset(map("".join, product("Hh", "Rr", "Ee", "Ff")))
+_SRC_SPELLINGS = frozenset(map("".join, product("Ss\u017f", "Rr", "Cc")))
 _ABSOLUTE = ("http://", "https://", "ftp://", "HTTP://", "HTTPS://", "FTP://", "//")
 _UNWRAP = frozenset({WRAPPER_TAG})
 _BREAKOUT = str.maketrans({'"': "%22", "<": "%3C", ">": "%3E"})
@@ -115,13 +117,41 @@ def _recall_line_breaks(root: Node, keep: set[Node]) -> None:
 
 
 def _unescape_urls(html: str, *, keep_closed: bool = False) -> str:
-    # keep_closed (sanitised output): an unescaped "&quot;" must not close the attribute, nor "&lt;" open
-    # a tag inside raw-text parents, so those three characters are percent-encoded instead.
-    def unescape(match: re.Match[str]) -> str:
-        url = match.group(2)
-        if url.startswith(_ABSOLUTE):
-            url = _html.unescape(url)
-            return f"{match.group(1)}{url.translate(_BREAKOUT) if keep_closed else url}{match.group(3)}"
-        return match.group(0)
+    """Entities unescaped inside absolute URLs of ``href="…"``/``src="…"`` (the reference's
+    ``re.sub(r'(href="|src=")(.*?)(")', …, flags=IGNORECASE | DOTALL)`` over the whole output).
 
-    return _URL_ATTR.sub(unescape, html)
+    Same matches as that regex, found with ``str.find`` instead: every match has ``="`` at a fixed offset
+    from its start, so only the text before each ``="`` is compared with the spellings the case-insensitive
+    prefix accepts. The regex tried a match at every character (~70 % of reconstruction time).
+    ``keep_closed`` (sanitised output): an unescaped ``&quot;`` must not close the attribute, nor ``&lt;``
+    open a tag inside raw-text parents, so those three characters are percent-encoded instead.
+    """
+    out: list[str] = []
+    written = 0  # html[:written] is in out
+    free = 0  # the regex would look for its next match from here (after the last match's closing quote)
+    i = html.find('="')
+    while i >= 0:
+        prefix = (i - 4 >= free and html[i - 4 : i] in _HREF_SPELLINGS) or (
+            i - 3 >= free and html[i - 3 : i] in _SRC_SPELLINGS
+        )
+        if not prefix:
+            i = html.find('="', i + 2)
+            continue
+        end = html.find('"', i + 2)
+        if end < 0:
+            break  # no closing quote: neither this nor any later prefix matches
+        url = html[i + 2 : end]
+        if url.startswith(_ABSOLUTE):
+            unescaped = _html.unescape(url)
+            if keep_closed:
+                unescaped = unescaped.translate(_BREAKOUT)
+            if unescaped != url:
+                out.append(html[written : i + 2])
+                out.append(unescaped)
+                written = end
+        free = end + 1
+        i = html.find('="', free)
+    if not out:
+        return html
+    out.append(html[written:])
+    return "".join(out)

@@ -102,11 +102,11 @@ class SimplifyProfile:
     unescape_all: bool  # reconstruction unescapes the whole output (else only absolute URLs)
 
 
-def simplify(html: str, cutoff_length: int | None = None, profile: SimplifyProfile | None = None) -> PageBlocks:
-    """Segment ``html`` into numbered blocks (``profile``: default :data:`MINERU_V11`;
+def simplify(html: object, cutoff_length: int | None = None, profile: SimplifyProfile | None = None) -> PageBlocks:
+    """Segment the page ``html`` (a ``str``) into numbered blocks (``profile``: default :data:`MINERU_V11`;
     ``cutoff_length``: default the profile's).
 
-    Raises :class:`SimplifyError` when the page cannot be parsed at all.
+    Raises :class:`SimplifyError` when ``html`` is not a ``str`` or the page cannot be parsed at all.
     """
     profile = profile or MINERU_V11
     if cutoff_length is None:
@@ -133,6 +133,8 @@ def _remove_tags(root: Node, profile: SimplifyProfile) -> list[Node]:
     should_remove = profile.should_remove
     hidden: list[Node] = []
     stack = [root]
+    node: Node  # (typed for the compiled build: C-level field access)
+    kid: Node
     while stack:
         node = stack.pop()
         kids = node.pchildren
@@ -203,7 +205,7 @@ def _keep_tail(parent: Node, prev: Node | None, tail: str) -> None:
 # ── segmentation ─────────────────────────────────────────────────────────────────
 
 
-def _nearest(node: Node, tags: tuple[str, ...]) -> Node | None:
+def _nearest(node: Node | None, tags: tuple[str, ...]) -> Node | None:
     while node is not None and node.tag not in tags:
         node = node.parent
     return node
@@ -237,6 +239,7 @@ class _Segmenter:
         tables, lists = [], []
         content_lists = self.profile.content_lists
         stack = [self.root]
+        node: Node
         while stack:
             node = stack.pop()
             order.append(node)
@@ -302,7 +305,11 @@ class _Segmenter:
         is_block = self._is_block
         inline_tags = self.inline_tags
         no_block = self.no_block_tags
-        descendants = self.profile.block_descendants
+        descendants: cython.bint = self.profile.block_descendants
+        found: cython.bint
+        kid_block: cython.bint
+        node: Node
+        kid: Node
         for node in reversed(order):
             found = False
             for kid in node.pchildren:
@@ -329,6 +336,9 @@ class _Segmenter:
         block = self.block
         table_data = self.table_data if self.profile.whole_data_tables else {}
         inline_tags = self.inline_tags
+        node: Node
+        child: Node
+        run: _Run
 
         def flush(node: Node, run: _Run, final: bool) -> None:
             sources = run.sources
@@ -415,19 +425,16 @@ class _Run:
 # ── per-block cleaning, numbering and mapping ─────────────────────────────────────
 
 
-class _Frag:
-    """A node of a block fragment (the cleaned copy the model reads); serialized like a dom.Node."""
+class _Frag(Node):
+    """A node of a block fragment (the cleaned copy the model reads): a detached node, serialized like the
+    page's own; only ``tag``, ``attrs``, ``text``, ``tail``, ``children`` and ``parent`` are used."""
 
-    __slots__ = ("tag", "attrs", "text", "tail", "children", "parent")
-    lazy = None  # what dom.serialize reads of a lazily parsed Node: a fragment is always complete
+    __slots__ = ()
 
     def __init__(self, tag: str, attrs: dict[str, str], text: str | None, tail: str | None, parent: _Frag | None):
-        self.tag = tag
-        self.attrs = attrs
+        Node.__init__(self, tag, attrs, parent)
         self.text = text
         self.tail = tail
-        self.children: list[_Frag] = []
-        self.parent = parent
 
 
 class _Skip(Exception):
@@ -435,7 +442,7 @@ class _Skip(Exception):
 
 
 def _clean_attrs(node: Node) -> dict[str, str]:
-    attrs = node.attrs
+    attrs: dict = node.attrs
     if not attrs:
         return {}
     out: dict[str, str] = {}
@@ -765,8 +772,21 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
     shortened on the way, for the common case that needs no copy: ``False`` when the block has no
     content (skipped), ``None`` when the copy path must build it (text over the cap, a run directly under
     ``<body>``, content inside a void or raw-text element)."""
-    container = par.container
-    tag = container.tag
+    # Typed locals: C types for the compiled build (`cython` is cimported in simplify.pxd); the interpreter
+    # never evaluates local annotations.
+    container: Node = par.container
+    node: Node
+    tag: str = container.tag
+    chars: cython.Py_ssize_t
+    link_chars: cython.Py_ssize_t
+    inside: cython.Py_ssize_t
+    in_link: cython.Py_ssize_t
+    meaningful: cython.bint
+    text: str | None
+    ntag: str
+    ntext: str | None
+    kids: list
+    nattrs: dict
     if tag == "body" or tag == "html":
         return None
     if par.content_type == "block_element":
@@ -788,8 +808,8 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
     chars = 0
     meaningful = False
     link_chars = 0
-    parts: list[str] = []
-    out: list[str] = []
+    parts: list = []
+    out: list = []
     inside = 1 if tag == "a" else 0
     if text:
         chars = len(text)
@@ -1005,6 +1025,7 @@ class _TagPaths:
         tags: list[str] = []
         names: list[str] = []
         cur: Node | None = node
+        attrs: dict
         while cur is not None and cur not in memo:
             tags.append(cur.tag)
             attrs = cur.attrs
@@ -1036,6 +1057,8 @@ def _number_blocks(
     stats = _CopyStats()
     blocks: list[Block] = []
     fragments: list[str] = []
+    par: _Paragraph
+    node: Node
     for par in paragraphs:
         direct = _write_direct(par, profile, cutoff_length)
         if direct is False:
