@@ -30,13 +30,9 @@ def _extensions() -> list[Extension]:
     except ImportError:
         warnings.warn("Cython not installed: extract-trt installs without its compiled core", stacklevel=1)
         return []
-    modules = [
-        # optional: a C compiler that fails leaves the module interpreted instead of failing the install
-        Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{name}.py"], optional=True)
-        for name in COMPILED_MODULES
-    ]
+    modules = [Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{name}.py"]) for name in COMPILED_MODULES]
     try:
-        return cythonize(
+        extensions = cythonize(
             modules,
             language_level=3,
             # nonecheck: a None where a node is expected raises AttributeError, as interpreted, not a crash
@@ -46,6 +42,9 @@ def _extensions() -> list[Extension]:
     except Exception as exc:  # Cython itself failing: install the pure-Python package
         warnings.warn(f"Cython failed ({exc}): extract-trt installs without its compiled core", stacklevel=1)
         return []
+    for extension in extensions:  # (cythonize does not carry `optional` over from the modules given)
+        extension.optional = True  # a failing C compiler leaves the module interpreted, not the install failed
+    return extensions
 
 
 setup(ext_modules=_extensions())
