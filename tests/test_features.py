@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from extract_trt import simplify
-from extract_trt.runtime.features import BUCKETS, N_DENSE, N_FIELDS, CHARS, MARKUP, WORDS, page_features, windows
+from extract_trt.runtime.features import (
+    BUCKETS, CHARS, MARKUP, MAX_TRIGRAM_TEXT, N_DENSE, N_FIELDS, WORDS, page_features, windows,
+)  # fmt: skip
 
 PAGE = """<html><body><nav class="main-menu"><a href="/">Home</a> <a href="/about">About us</a></nav>
 <article id="post"><h1>Night trains return</h1><p>Night trains are coming back to Europe, with new routes
@@ -29,7 +31,7 @@ def test_fields_and_ranges():
         assert (per_block[i, WORDS] > 0) == bool(text.strip())
         assert per_block[i, MARKUP] > 0  # every block has at least its tag
     paragraph = texts.index(next(t for t in texts if t.startswith("Night trains are")))
-    assert per_block[paragraph, CHARS] == len(" ".join(texts[paragraph].split())) - 2
+    assert per_block[paragraph, CHARS] == min(len(" ".join(texts[paragraph].split())), MAX_TRIGRAM_TEXT) - 2
 
 
 def test_cjk_characters_are_words():
@@ -85,3 +87,42 @@ def test_character_class_table_matches_the_rules():
     cps = np.concatenate([np.arange(0, 0x3000, 7), np.random.default_rng(0).integers(0, 0x110000, 20000)]).astype(np.uint64)
     for table, rule in zip(_word_mask(cps), _classify(cps)):
         assert np.array_equal(table, rule)
+
+
+def test_markup_hashed_once_per_distinct_string_equals_hashing_each():
+    from extract_trt.runtime.features import _shared_hashes, _word_hashes
+
+    texts = ["nav menu-item", "post body", "nav menu-item", "", "post body", "sidebar", "nav menu-item"]
+    ids, owners = _shared_hashes(texts, salt=5)
+    ref_ids, ref_owners, _ = _word_hashes(texts, salt=5)
+    assert sorted(zip(owners.tolist(), ids.tolist())) == sorted(zip(ref_owners.tolist(), ref_ids.tolist()))
+
+
+def test_character_counts():
+    from extract_trt.runtime.features import _char_counts
+
+    counts = _char_counts(["Hello, World! 123.", "", "東京。ÉTÉ"])
+    assert counts.tolist() == [[3, 2, 3, 2], [0, 0, 0, 0], [1, 1, 0, 3]]  # punct, sentence ends, digits, upper
+
+
+def test_trigrams_only_from_the_start_of_long_blocks():
+    long_text = " ".join(f"word{i}" for i in range(400))
+    f = page_features(simplify(f"<html><body><p>{long_text}</p><p>ab cd</p></body></html>"))
+    chars = np.bincount(f.bags[f.bags % N_FIELDS == CHARS] // N_FIELDS, minlength=2)
+    assert chars.tolist() == [MAX_TRIGRAM_TEXT - 2, 3]
+
+
+def test_repeated_structure_numbers():
+    from extract_trt.runtime.features import N_REPEATS
+
+    items = "".join(f'<div class="card"><p class="item">Story number {i} is here</p></div>' for i in range(6))
+    html = f"""<html><body>{items}<p>Share</p><article><p>A long article paragraph that says
+    something of its own and is not repeated anywhere on this page at all.</p></article><p>Share</p></body></html>"""
+    page = simplify(html)
+    repeats = page_features(page).dense[:, -N_REPEATS:]
+    texts = [b.text for b in page.blocks]
+    item, lone, share = texts.index("Story number 0 is here"), texts.index(next(t for t in texts if t.startswith("A long"))), texts.index("Share")
+    assert repeats[item, 0] > 0 and repeats[lone, 0] == 0  # six alike list items; one article paragraph
+    assert repeats[share, 2] > 0 and repeats[item, 2] == 0 and repeats[lone, 2] == 0  # "Share" twice
+    items_share = repeats[[i for i, t in enumerate(texts) if t.startswith("Story")], 1]
+    assert np.allclose(items_share, items_share[0]) and 0 < items_share[0] < 1

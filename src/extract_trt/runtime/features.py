@@ -6,12 +6,15 @@ per character):
 * **bags** — hashed ids of three fields per block, looked up in one embedding table by the model:
   ``WORDS`` (lower-cased ``\\w``-runs and their bigrams; every CJK/kana/hangul character is a word of its
   own, so scripts without spaces still get words and character bigrams), ``CHARS`` (character
-  trigrams: morphology, numbers, scripts), ``MARKUP`` (the block's tag, the tags of its path, its own and
-  its ancestors' ``class``/``id`` tokens split on non-alphanumerics and camelCase, each kind prefixed so
-  ``nav`` in a class differs from a ``<nav>`` ancestor). ``ids[k]`` goes to bag ``bag[k] = block *
-  N_FIELDS + field``.
+  trigrams of the block's first ``MAX_TRIGRAM_TEXT`` characters: morphology, numbers, scripts — capped
+  because a long paragraph's trigrams add little that its words do not, and were most of a page's ids),
+  ``MARKUP`` (the block's tag, the tags of its path, its own and its nearest ancestors' ``class``/``id``
+  tokens split on non-alphanumerics and camelCase, each kind hashed apart so ``nav`` in a class differs
+  from a ``<nav>`` ancestor; a page's blocks share few markup strings, so each distinct one is hashed
+  once). ``ids[k]`` goes to bag ``bag[k] = block * N_FIELDS + field``.
 * **dense** — ``N_DENSE`` layout numbers per block (lengths, link density, punctuation, digits, upper
-  case, depth, position on the page, tag kind, content type, …), scaled to roughly unit range.
+  case, depth, position on the page, tag kind, content type, repeated structure, …), scaled to roughly
+  unit range.
 
 The hash is a fixed polynomial over code points (not Python's salted ``hash``), so features are the same
 in every process and on every machine, which the shipped model depends on.
@@ -19,7 +22,6 @@ in every process and on every machine, which the shipped model depends on.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +34,9 @@ BUCKETS = 1 << 15  # rows of the hashed embedding table
 WORDS, CHARS, MARKUP = 0, 1, 2
 N_FIELDS = 3
 MAX_TEXT = 1500  # characters of a block's text that are hashed (the simplifier truncates most at 500)
-MAX_MARKUP = 300  # characters of a block's class/id strings that are hashed
+MAX_MARKUP = 300  # characters of a block's own class/id strings that are hashed
+MAX_TRIGRAM_TEXT = 64  # leading characters of a block's text whose trigrams are hashed (most of a page's ids otherwise)
+MAX_ANCESTORS = 120  # characters of the ancestors' class/id names (nearest first) that are hashed
 MAX_PATH = 60  # trailing characters of the tag path that are hashed (the nearest ancestors' tags)
 _SEP = "\n"  # joins blocks; never a word character, so no n-gram crosses blocks
 
@@ -41,15 +45,13 @@ _TAGS = ("p", "div", "li", "td", "th", "span", "a", "h1", "h2", "h3", "h4", "h5"
          "label", "time", "address")  # fmt: skip
 _TAG_INDEX = {t: i for i, t in enumerate(_TAGS)}
 _CONTENT_TYPES = ("block_element", "unwrapped_text", "inline_elements", "mixed")
+_CONTENT_INDEX = {t: i for i, t in enumerate(_CONTENT_TYPES)}
 _PATH_FLAGS = ("article", "main", "header", "footer", "nav", "aside", "form", "table", "ul", "ol", "li",
                "section", "blockquote")  # fmt: skip
-N_DENSE = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES) + len(_PATH_FLAGS)
+N_REPEATS = 3  # repeated-structure numbers, see _dense
+N_DENSE = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES) + len(_PATH_FLAGS) + N_REPEATS
 
 _SENTENCE_END = ".!?\u3002\uff01\uff1f"
-_PUNCT_CPS = np.array([ord(c) for c in ",;:\uff0c\u3001\uff1b\uff1a" + _SENTENCE_END], dtype=np.uint64)
-_SENTENCE_END_CPS = np.array([ord(c) for c in _SENTENCE_END], dtype=np.uint64)
-_COPYRIGHT = re.compile(r"©|copyright|all rights reserved", re.IGNORECASE)
-_IMG = re.compile(r"<img\b")
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads the polynomial hash over all bits
 _POLY = np.uint64(1000003)
@@ -105,17 +107,17 @@ def page_features(page: PageBlocks) -> BlockFeatures:
     blocks = page.blocks
     texts = [b.text[:MAX_TEXT].lower() for b in blocks]
     word_ids, word_owner, n_words = _word_hashes(texts)
-    char_ids, char_owner = _char_trigrams(texts)
+    char_ids, char_owner = _char_trigrams(texts, MAX_TRIGRAM_TEXT)
     # markup: the block's own class/id tokens, its ancestors' and its path's tags, each hashed apart
-    own_ids, own_owner, _ = _word_hashes([f"{b.tag} {b.classes} {b.element_id}"[:MAX_MARKUP].lower() for b in blocks], salt=3)
-    above_ids, above_owner, _ = _word_hashes([b.ancestor_names[:MAX_MARKUP].lower() for b in blocks], salt=5)
-    path_ids, path_owner, _ = _word_hashes([b.tag_path[-MAX_PATH:] for b in blocks], salt=7)
+    own_ids, own_owner = _shared_hashes([f"{b.tag} {b.classes} {b.element_id}"[:MAX_MARKUP].lower() for b in blocks], salt=3)
+    above_ids, above_owner = _shared_hashes([b.ancestor_names[:MAX_ANCESTORS].lower() for b in blocks], salt=5)
+    path_ids, path_owner = _shared_hashes([b.tag_path[-MAX_PATH:] for b in blocks], salt=7)
     ids = np.concatenate([word_ids, char_ids, own_ids, above_ids, path_ids])
     bags = np.concatenate([
         word_owner * N_FIELDS + WORDS, char_owner * N_FIELDS + CHARS,
         np.concatenate([own_owner, above_owner, path_owner]) * N_FIELDS + MARKUP,
     ])  # fmt: skip
-    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=_dense(page, n_words))
+    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=_dense(page, texts, n_words))
 
 
 def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -198,11 +200,29 @@ def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarra
     return ids, owners, np.bincount(tok_owner, minlength=n).astype(np.int64)
 
 
-def _char_trigrams(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Hashed character trigrams (whitespace runs count as one space) of each text."""
+def _shared_hashes(texts: list[str], salt: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_word_hashes` (ids, owning text) for texts that repeat across a page's blocks (markup):
+    each distinct text is hashed once and its ids are repeated for every text equal to it."""
+    distinct: dict[str, int] = {}
+    which = np.array([distinct.setdefault(t, len(distinct)) for t in texts], dtype=np.int64)
+    ids, owner, _ = _word_hashes(list(distinct), salt)
+    order = np.argsort(owner, kind="stable")  # words then bigrams -> grouped by distinct text
+    ids = ids[order]
+    per_distinct = np.bincount(owner, minlength=len(distinct))
+    first = np.cumsum(per_distinct) - per_distinct
+    per_text = per_distinct[which]
+    text_first = np.cumsum(per_text) - per_text
+    owners = np.repeat(np.arange(len(texts)), per_text)
+    source = np.repeat(first[which] - text_first, per_text) + np.arange(len(owners))
+    return ids[source], owners
+
+
+def _char_trigrams(texts: list[str], max_chars: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hashed character trigrams of the first ``max_chars`` characters of each text (whitespace runs
+    count as one space)."""
     if not texts:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    cps, owner = _codepoints([" ".join(t.split()) for t in texts])
+    cps, owner = _codepoints([" ".join(t.split())[:max_chars] for t in texts])
     if len(cps) < 3:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     valid = (owner[:-2] >= 0) & (owner[:-2] == owner[2:]) & (owner[1:-1] >= 0)
@@ -211,56 +231,77 @@ def _char_trigrams(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return _finish(raw[valid], 2), owner[:-2][valid].astype(np.int64)
 
 
-def _dense(page: PageBlocks, n_words: np.ndarray) -> np.ndarray:
+def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndarray:
+    """Layout numbers; ``lowered`` are the blocks' lower-cased (capped) texts."""
     blocks = page.blocks
     n = len(blocks)
     out = np.zeros((n, N_DENSE), dtype=np.float32)
     if not n:
         return out
-    chars = np.array([len(b.text) for b in blocks], dtype=np.float32)
-    links = np.array([b.link_text_length for b in blocks], dtype=np.float32)
-    html_len = np.array([len(b.html) for b in blocks], dtype=np.float32)
-    depth = np.array([b.depth for b in blocks], dtype=np.float32)
+    paths: dict[str, int] = {}  # blocks of a page share few tag paths: their flags are computed once
+    table = np.array(
+        [
+            (len(b.text), b.link_text_length, len(b.html), b.depth, "<img" in b.html,
+             b.text[-1:] in _SENTENCE_END and b.text != "", len(b.classes.split()) + bool(b.element_id),
+             _TAG_INDEX.get(b.tag, len(_TAGS)), _CONTENT_INDEX.get(b.content_type, 0),
+             paths.setdefault(b.tag_path, len(paths)))
+            for b in blocks
+        ],
+        dtype=np.float32,
+    )  # fmt: skip
+    chars, links, html_len, depth = table[:, 0], table[:, 1], table[:, 2], table[:, 3]
+    copyright_ = np.array(["\u00a9" in t or "copyright" in t or "all rights reserved" in t for t in lowered], dtype=np.float32)
     counts = _char_counts([b.text[:MAX_TEXT] for b in blocks])  # punct, end, digit, upper
     safe = np.maximum(chars, 1.0)
     words = n_words.astype(np.float32)
     position = np.arange(n, dtype=np.float32) / max(n - 1, 1)
     total_chars = float(chars.sum()) or 1.0
     cum = (np.cumsum(chars) - chars / 2) / total_chars
+    log_chars = np.log1p(chars)
     columns = [
-        np.log1p(chars) / 6, np.log1p(words) / 5, np.minimum(links / safe, 1.0), np.log1p(links) / 6,
+        log_chars / 6, np.log1p(words) / 5, np.minimum(links / safe, 1.0), np.log1p(links) / 6,
         counts[:, 0] / safe * 10, counts[:, 0] / np.maximum(words, 1), counts[:, 1] / np.maximum(words, 1) * 5,
         counts[:, 2] / safe * 5, counts[:, 3] / safe * 5, np.log1p(html_len / safe) / 3, depth / 20,
         (depth - depth.mean()) / 10, position, cum, np.full(n, np.log1p(n) / 7, dtype=np.float32),
-        np.log1p(chars) / 6 - float(np.log1p(chars).mean()) / 6,
-        np.array([bool(_IMG.search(b.html)) for b in blocks], dtype=np.float32),
-        np.array([bool(_COPYRIGHT.search(b.text)) for b in blocks], dtype=np.float32),
-        np.array([b.text[-1:] in _SENTENCE_END and b.text != "" for b in blocks], dtype=np.float32),
-        np.array([len(b.classes.split()) + bool(b.element_id) for b in blocks], dtype=np.float32) / 5,
-    ]
+        log_chars / 6 - float(log_chars.mean()) / 6, table[:, 4], copyright_, table[:, 5], table[:, 6] / 5,
+    ]  # fmt: skip
     out[:, :20] = np.stack(columns, axis=1)
     col = 20
-    tag_col = np.array([_TAG_INDEX.get(b.tag, len(_TAGS)) for b in blocks])
-    out[np.arange(n), col + tag_col] = 1.0
+    out[np.arange(n), col + table[:, 7].astype(np.intp)] = 1.0
     col += len(_TAGS) + 1
-    type_col = np.array([_CONTENT_TYPES.index(b.content_type) if b.content_type in _CONTENT_TYPES else 0 for b in blocks])
-    out[np.arange(n), col + type_col] = 1.0
+    out[np.arange(n), col + table[:, 8].astype(np.intp)] = 1.0
     col += len(_CONTENT_TYPES)
-    for j, flag in enumerate(_PATH_FLAGS):
-        needle = f">{flag}>"
-        out[:, col + j] = [needle in f"{b.tag_path}>" for b in blocks]
+    flags = np.array([[f">{flag}>" in f">{path}>" for flag in _PATH_FLAGS] for path in paths], dtype=np.float32)
+    out[:, col : col + len(_PATH_FLAGS)] = flags[table[:, 9].astype(np.intp)]
+    col += len(_PATH_FLAGS)
+    # repeated structure: how many blocks share this block's path and classes and how much of the page's
+    # text they hold (the items of a listing are alike, so are menu entries), and how often this exact
+    # text recurs on the page (boilerplate)
+    shapes: dict[tuple[str, str], int] = {}
+    shape = np.array([shapes.setdefault((b.tag_path, b.classes), len(shapes)) for b in blocks])
+    texts: dict[str, int] = {}
+    text = np.array([texts.setdefault(t, len(texts)) for t in lowered])
+    out[:, col] = np.log1p(np.bincount(shape)[shape] - 1) / 4
+    out[:, col + 1] = np.bincount(shape, weights=chars)[shape] / total_chars
+    out[:, col + 2] = np.log1p(np.bincount(text)[text] - 1) / 3
     return out
+
+
+# per BMP code point: punctuation, sentence end, digit, upper case (ASCII/Latin-1) as bits 0..3
+_COUNT_KINDS = 4
+_KIND_BMP = np.zeros(0x10000, dtype=np.uint8)
+_KIND_BMP[[ord(c) for c in ",;:\uff0c\u3001\uff1b\uff1a" + _SENTENCE_END]] |= 1
+_KIND_BMP[[ord(c) for c in _SENTENCE_END]] |= 2
+_KIND_BMP[ord("0") : ord("9") + 1] |= 4
+_KIND_BMP[[c for c in list(range(65, 91)) + list(range(0xC0, 0xDF)) if c != 0xD7]] |= 8
+_KIND_BITS = (np.arange(16)[:, None] >> np.arange(_COUNT_KINDS)[None, :]) & 1  # [bits value, kind]
 
 
 def _char_counts(texts: list[str]) -> np.ndarray:
     """Per text: punctuation marks, sentence ends, digits, upper-case letters (ASCII/Latin-1). ``[n, 4]``."""
     cps, owner = _codepoints(texts)
     keep = owner >= 0
-    cps, owner = cps[keep], owner[keep]
-    kinds = (
-        np.isin(cps, _PUNCT_CPS),
-        np.isin(cps, _SENTENCE_END_CPS),
-        (cps >= 48) & (cps <= 57),
-        ((cps >= 65) & (cps <= 90)) | ((cps >= 0xC0) & (cps <= 0xDE) & (cps != 0xD7)),
-    )
-    return np.stack([np.bincount(owner, weights=k, minlength=len(texts)) for k in kinds], axis=1).astype(np.float32)
+    kinds = _KIND_BMP[np.minimum(cps[keep], 0xFFFF).astype(np.intp)]
+    # one count per (text, kind bits) pair, then summed per kind
+    pairs = np.bincount(owner[keep] * 16 + kinds, minlength=len(texts) * 16).reshape(len(texts), 16)
+    return (pairs @ _KIND_BITS).astype(np.float32)

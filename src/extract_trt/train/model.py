@@ -29,7 +29,7 @@ class ModelConfig:
     n_dense: int = N_DENSE
     embed_dim: int = 64
     width: int = 128
-    layers: int = 2
+    layers: int = 3
     heads: int = 4
     conv_kernel: int = 5
     dropout: float = 0.1

@@ -25,6 +25,12 @@ _DATA = {
 def render_model_card(manifest: dict[str, Any]) -> str:
     m, t, v = manifest["model"], manifest["training"], manifest["validation"]
     history = "\n".join(f"| {h['epoch']} | {h['train_loss']:.4f} | {h['tune_block_f1']:.4f} |" for h in t["history"])
+    refit = (
+        f"Then the same recipe is run again on train + tune ({t['train_pages'] + t['tune_pages']} pages) and that model "
+        "is shipped with the threshold tuned above."
+        if t.get("refit")
+        else "The model trained on the train pages is shipped."
+    )
     data = "\n".join(f"- `{name}`: {_DATA.get(name, '')}" for name in t["datasets"])
     extra = "\n".join(f"- {k}: {val}" for k, val in v.items() if k not in ("ids", "block_f1"))
     return f"""# extract-trt built-in block model
@@ -41,9 +47,10 @@ Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the a
 
 ## Features (`extract_trt/runtime/features.py`, feature version {manifest['feature_version']})
 Per block, three hashed bags in one {m['buckets']:,}-row embedding table: text words and word bigrams (every CJK
-character a word), character trigrams, markup (own tag/class/id tokens, ancestors' class/id tokens, path
-tags); plus {m['n_dense']} layout numbers (lengths, link density, punctuation, digits, upper case, depth, position,
-tag, content type, ancestor-tag flags).
+character a word), character trigrams of the block's first characters, markup (own tag/class/id tokens,
+the nearest ancestors' class/id tokens, path tags); plus {m['n_dense']} layout numbers (lengths, link density,
+punctuation, digits, upper case, depth, position, tag, content type, ancestor-tag flags, repeated structure:
+blocks sharing the path and classes and their share of the page's text, repeats of the same text).
 
 ## Architecture (`extract_trt/train/model.py`)
 Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table, projected with the layout numbers to width
@@ -58,8 +65,10 @@ default), both checked against PyTorch at export (fp32 logits within 1e-4, int8 
 ## Training
 `extract-trt train --data ../shared/data -o src/extract_trt/models/block-model` (seed {t['seed']},
 {t['epochs']} epochs, {t['pages_per_step']} pages per step, AdamW lr {t['learning_rate']}, weight decay
-{t['weight_decay']}, token dropout {t['token_dropout']}, {t['threads']} thread; took {t['seconds']:.0f} s on the build machine). Loss: binary
-cross-entropy per block, weighted 1 + log(1 + words); blocks without words carry no loss.
+{t['weight_decay']}, token dropout {t['token_dropout']}, exponential moving average of the weights (decay
+{t.get('ema_decay', 0)}) shipped, {t['threads']} thread; took {t['seconds']:.0f} s on the build machine). Loss: binary
+cross-entropy per block, weighted 1 + log(1 + words); blocks without words carry no loss. The threshold is
+the one with the best block F1 on the tune pages ({t.get('tune_block_f1', '-')} there). {refit}
 
 ## Validation (domains never seen in training)
 Block F1 (word-weighted, mean over pages): {v['block_f1']}

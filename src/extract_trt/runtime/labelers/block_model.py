@@ -28,7 +28,7 @@ from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
 
-FEATURE_VERSION = 1  # bump when runtime/features.py changes what a model sees
+FEATURE_VERSION = 2  # bump when runtime/features.py changes what a model sees
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 INPUTS = ("ids", "bags", "dense")
