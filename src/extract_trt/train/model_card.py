@@ -74,7 +74,7 @@ the one with the best block F1 on the tune pages ({t.get('tune_block_f1', '-')} 
 Block F1 (word-weighted, mean over pages): {v['block_f1']}
 {extra}
 
-| epoch | train loss | tune block F1 (p >= 0.5) |
+| epoch | train loss | tune block F1 (p >= 0.5; the run on train only) |
 |---|---|---|
 {history}
 
