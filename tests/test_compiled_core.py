@@ -58,20 +58,24 @@ def _pages() -> list[str]:
     return pages
 
 
-def _dump(pages: list[str], *, pure: bool) -> list[str]:
+def _dump(pages: list[str], *, pure: bool, without_cython: bool = False) -> list[str]:
     env = dict(os.environ)
     env.pop(PURE_PYTHON_ENV, None)
     if pure:
         env[PURE_PYTHON_ENV] = "1"
+    # without_cython: as where Cython is not installed (a wheel user's machine)
+    code = ("import sys; sys.modules['cython'] = None\n" if without_cython else "") + _DUMP
     done = subprocess.run(
-        [sys.executable, "-c", _DUMP], input=json.dumps(pages), env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], input=json.dumps(pages), env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.splitlines()
 
 
 def test_runtime_switch_picks_the_interpreted_sources() -> None:
-    pure = _dump([], pure=True)
-    assert pure == ["False"]
+    pages = _pages()[-4:]  # the hand-made ones
+    pure = _dump(pages, pure=True)
+    assert pure[0] == "False" and len(pure) == 1 + 2 * len(pages)
+    assert _dump(pages, pure=True, without_cython=True) == pure
     for name in COMPILED_MODULES:
         code = f"import extract_trt.runtime.{name} as m; print(m.__file__)"
         env = {**os.environ, PURE_PYTHON_ENV: "1"}

@@ -48,6 +48,15 @@ from extract_trt.runtime.dom import Node, collapsed_parts, dropped_blank
 from extract_trt.runtime.markdown import MarkdownWriter, remove_spacer_images
 from extract_trt.runtime.reconstruct import MainContent
 
+try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
+    import cython
+except ImportError:
+    from extract_trt.runtime import _cython_shim as cython
+
+if not cython.compiled:  # compiled: the C function (cimported in the .pxd)
+    from extract_trt.runtime.dom import PyErr_CheckSignals
+
+
 __all__ = ["benchmark_markdown", "remove_spacer_images", "to_markdown", "to_text", "walk"]
 
 
@@ -68,6 +77,7 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
     while stack:
         node, opening = stack.pop()
         if opening:
+            PyErr_CheckSignals()
             if writer.open(node):
                 stack.append((node, False))
                 text = node.text

@@ -1,5 +1,6 @@
 # C-level declarations for the compiled build of dom.py (Cython pure-Python mode; see compiled_core.py).
 cimport cython
+from cpython.exc cimport PyErr_CheckSignals
 
 # The tree node is an extension type: typed locals read and write its fields without a dict lookup.
 

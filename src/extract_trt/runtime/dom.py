@@ -23,6 +23,19 @@ from collections.abc import Iterator
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
+    import cython
+except ImportError:
+    from extract_trt.runtime import _cython_shim as cython
+
+if not cython.compiled:  # compiled: the C function (cimported in dom.pxd)
+
+    def PyErr_CheckSignals() -> int:
+        """Compiled loops call CPython's ``PyErr_CheckSignals`` so that a signal handler (the time budget's
+        alarm, Ctrl-C) can stop them; interpreted code runs handlers between bytecodes anyway."""
+        return 0
+
+
 # Elements libxml2 writes without an end tag (and without their content).
 VOID_TAGS = frozenset(
     {"area", "base", "basefont", "br", "col", "frame", "hr", "img", "input", "isindex", "link", "meta", "param"}
@@ -148,8 +161,7 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
     names: dict = _TAG_NAMES
     special: frozenset = _SPECIAL_TAGS
-    # Typed locals: C types for the compiled build (`cython` is cimported in dom.pxd); the interpreter never
-    # evaluates local annotations.
+    # Typed locals: C types for the compiled build; the interpreter never evaluates local annotations.
     count: cython.Py_ssize_t = 0
     in_foreign: cython.bint
     inner_foreign: cython.bint
@@ -163,6 +175,7 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
     # (first Lexbor sibling to convert, parent Node, number of <template>s around it, inside svg/math)
     work: list[tuple[LexborNode | None, Node, int, bool]] = [(first, top, templates, False)]
     while work:
+        PyErr_CheckSignals()
         lex, parent, templates, in_foreign = work.pop()
         kids = parent.children
         while lex is not None:
@@ -445,6 +458,7 @@ def serialize(
                 if not (drop_blanks and dropped_blank(tail, node.parent, node)):
                     append(escape_text(tail))
             continue
+        PyErr_CheckSignals()
         if tag not in unwrap:
             attrs = node.attrs
             if with_marks and (node.block_type_mark or node.item_id is not None or node.select is not None):

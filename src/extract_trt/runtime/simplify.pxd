@@ -1,6 +1,7 @@
 # C-level declarations for the compiled build of simplify.py (Cython pure-Python mode; see compiled_core.py).
 
 cimport cython
+from cpython.exc cimport PyErr_CheckSignals
 from extract_trt.runtime.dom cimport Node, collapse_whitespace, escape_text
 
 @cython.final

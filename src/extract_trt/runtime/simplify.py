@@ -44,6 +44,15 @@ from extract_trt.runtime.dom import (
 from extract_trt.runtime.errors import SimplifyError
 from extract_trt.runtime.types import Block, PageBlocks
 
+try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
+    import cython
+except ImportError:
+    from extract_trt.runtime import _cython_shim as cython
+
+if not cython.compiled:  # compiled: the C function (cimported in the .pxd)
+    from extract_trt.runtime.dom import PyErr_CheckSignals
+
+
 INLINE_TAGS = frozenset(
     {
         "map", "optgroup", "span", "input", "time", "u", "strong", "small", "sub", "samp", "blink", "b",
@@ -251,9 +260,12 @@ class _Segmenter:
             kids = node.pchildren
             if kids:
                 stack.extend(reversed(kids))
+        # (Nested tables and lists make these quadratic: the signal check lets the time budget stop them.)
         for table in tables:
+            PyErr_CheckSignals()
             self.table_data[table] = self.profile.is_data_table(table)
         for lst in lists:  # document order: an outer list is judged before the lists inside it
+            PyErr_CheckSignals()
             self.list_content[lst] = self._is_content_list(lst)
         self._compute_block_below(order)
         return self._paragraphs()
@@ -311,6 +323,7 @@ class _Segmenter:
         node: Node
         kid: Node
         for node in reversed(order):
+            PyErr_CheckSignals()  # (_is_block walks up to the owning table or list)
             found = False
             for kid in node.pchildren:
                 tag = kid.tag
@@ -772,8 +785,7 @@ def _write_direct(par: _Paragraph, profile: SimplifyProfile, cutoff_length: int)
     shortened on the way, for the common case that needs no copy: ``False`` when the block has no
     content (skipped), ``None`` when the copy path must build it (text over the cap, a run directly under
     ``<body>``, content inside a void or raw-text element)."""
-    # Typed locals: C types for the compiled build (`cython` is cimported in simplify.pxd); the interpreter
-    # never evaluates local annotations.
+    # Typed locals: C types for the compiled build; the interpreter never evaluates local annotations.
     container: Node = par.container
     node: Node
     tag: str = container.tag
@@ -1060,6 +1072,7 @@ def _number_blocks(
     par: _Paragraph
     node: Node
     for par in paragraphs:
+        PyErr_CheckSignals()
         direct = _write_direct(par, profile, cutoff_length)
         if direct is False:
             continue

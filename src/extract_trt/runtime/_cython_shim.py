@@ -1,0 +1,3 @@
+"""What the compiled-core modules read from ``cython`` when Cython is not installed: they run interpreted."""
+
+compiled = False
