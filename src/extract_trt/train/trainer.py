@@ -194,8 +194,9 @@ def train_block_model(
     model, history = fit(train, tune, cfg, log)
 
     primary_tune = [e for e in tune if e.dataset == PRIMARY] or train
-    threshold = _best_threshold(primary_tune, [predict(model, e.features) for e in primary_tune])
-    tune_f1 = block_f1(primary_tune, [predict(model, e.features) for e in primary_tune], threshold)
+    tune_probs = [predict(model, e.features) for e in primary_tune]
+    threshold = _best_threshold(primary_tune, tune_probs)
+    tune_f1 = block_f1(primary_tune, tune_probs, threshold)
     if cfg.refit and tune:
         # the same recipe on a quarter more domains; the threshold stays the one tuned above
         log(f"threshold {threshold} (tune block F1 {tune_f1:.4f}); refit on train + tune")
