@@ -74,7 +74,8 @@ def test_onnx_matches_pytorch_on_real_pages(tmp_path):
     model = BlockModel(TINY).eval()
     pages = [p for p in (simplify(r["html"]) for r in _wcxb(6)) if len(p)]
     files = export_block_model(model, tmp_path, sample=page_features(pages[0]))
-    manifest = {"feature_version": FEATURE_VERSION, "threshold": 0.5, "window": 16, "overlap": 4, "files": files}
+    manifest = {"feature_version": FEATURE_VERSION, "threshold": 0.5, "window": 16, "overlap": 4, "files": files,
+                "model": TINY.as_dict()}  # fmt: skip
     (tmp_path / MANIFEST).write_text(json.dumps(manifest))
     labeler = BlockModelLabeler(tmp_path, precision="fp32")
     assert any(len(p) > 16 for p in pages)
@@ -101,6 +102,11 @@ def test_bad_model_directories_are_clear_errors(tmp_path, trained):
     (stale / MANIFEST).write_text(json.dumps({**manifest, "feature_version": 0}))
     with pytest.raises(ModelLoadError, match="retrain"):
         BlockModelLabeler(stale)
+    reshaped = tmp_path / "reshaped"
+    reshaped.mkdir()
+    (reshaped / MANIFEST).write_text(json.dumps({**manifest, "model": {**manifest["model"], "n_dense": 3}}))
+    with pytest.raises(ModelLoadError, match="features"):
+        BlockModelLabeler(reshaped)
     with pytest.raises(LabelerError, match="unknown labeler"):
         get_labeler("no-such-labeler")
 

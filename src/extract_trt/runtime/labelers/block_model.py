@@ -23,7 +23,7 @@ import numpy as np
 import onnxruntime as ort
 
 from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.features import page_features, windows
+from extract_trt.runtime.features import BUCKETS, N_DENSE, page_features, windows
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
@@ -71,6 +71,13 @@ class BlockModelLabeler:
             raise ModelLoadError(
                 f"{directory} was trained on feature version {self.manifest.get('feature_version')}, "
                 f"this extract-trt computes version {FEATURE_VERSION}: retrain it with `extract-trt train`"
+            )
+        expected = {"n_dense": N_DENSE, "buckets": BUCKETS}
+        found = {k: self.manifest.get("model", {}).get(k) for k in expected}
+        if found != expected:
+            raise ModelLoadError(
+                f"{directory} expects features {found}, this extract-trt computes {expected}: the features "
+                "changed without a new FEATURE_VERSION; retrain it with `extract-trt train`"
             )
         if precision not in MODEL_FILES:
             raise ModelLoadError(f"precision must be one of {sorted(MODEL_FILES)}, got {precision!r}")
