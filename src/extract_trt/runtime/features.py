@@ -22,6 +22,7 @@ in every process and on every machine, which the shipped model depends on.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,12 +201,18 @@ def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarra
     return ids, owners, np.bincount(tok_owner, minlength=n).astype(np.int64)
 
 
+def _distinct(keys: Iterable[Hashable]) -> tuple[np.ndarray, list]:
+    """(index of each key among the distinct keys, the distinct keys in first-seen order)."""
+    seen: dict = {}
+    index = np.array([seen.setdefault(k, len(seen)) for k in keys], dtype=np.int64)
+    return index, list(seen)
+
+
 def _shared_hashes(texts: list[str], salt: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_word_hashes` (ids, owning text) for texts that repeat across a page's blocks (markup):
     each distinct text is hashed once and its ids are repeated for every text equal to it."""
-    distinct: dict[str, int] = {}
-    which = np.array([distinct.setdefault(t, len(distinct)) for t in texts], dtype=np.int64)
-    ids, owner, _ = _word_hashes(list(distinct), salt)
+    which, distinct = _distinct(texts)
+    ids, owner, _ = _word_hashes(distinct, salt)
     order = np.argsort(owner, kind="stable")  # words then bigrams -> grouped by distinct text
     ids = ids[order]
     per_distinct = np.bincount(owner, minlength=len(distinct))
@@ -238,13 +245,11 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     out = np.zeros((n, N_DENSE), dtype=np.float32)
     if not n:
         return out
-    paths: dict[str, int] = {}  # blocks of a page share few tag paths: their flags are computed once
     table = np.array(
         [
             (len(b.text), b.link_text_length, len(b.html), b.depth, "<img" in b.html,
              b.text[-1:] in _SENTENCE_END and b.text != "", len(b.classes.split()) + bool(b.element_id),
-             _TAG_INDEX.get(b.tag, len(_TAGS)), _CONTENT_INDEX.get(b.content_type, 0),
-             paths.setdefault(b.tag_path, len(paths)))
+             _TAG_INDEX.get(b.tag, len(_TAGS)), _CONTENT_INDEX.get(b.content_type, 0))
             for b in blocks
         ],
         dtype=np.float32,
@@ -271,16 +276,15 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     col += len(_TAGS) + 1
     out[np.arange(n), col + table[:, 8].astype(np.intp)] = 1.0
     col += len(_CONTENT_TYPES)
-    flags = np.array([[f">{flag}>" in f">{path}>" for flag in _PATH_FLAGS] for path in paths], dtype=np.float32)
-    out[:, col : col + len(_PATH_FLAGS)] = flags[table[:, 9].astype(np.intp)]
+    path, paths = _distinct(b.tag_path for b in blocks)  # a page's blocks share few paths: flags once each
+    flags = np.array([[f">{flag}>" in f">{p}>" for flag in _PATH_FLAGS] for p in paths], dtype=np.float32)
+    out[:, col : col + len(_PATH_FLAGS)] = flags[path]
     col += len(_PATH_FLAGS)
     # repeated structure: how many blocks share this block's path and classes and how much of the page's
     # text they hold (the items of a listing are alike, so are menu entries), and how often this exact
     # text recurs on the page (boilerplate)
-    shapes: dict[tuple[str, str], int] = {}
-    shape = np.array([shapes.setdefault((b.tag_path, b.classes), len(shapes)) for b in blocks])
-    texts: dict[str, int] = {}
-    text = np.array([texts.setdefault(t, len(texts)) for t in lowered])
+    shape, _ = _distinct((b.tag_path, b.classes) for b in blocks)
+    text, _ = _distinct(lowered)
     out[:, col] = np.log1p(np.bincount(shape)[shape] - 1) / 4
     out[:, col + 1] = np.bincount(shape, weights=chars)[shape] / total_chars
     out[:, col + 2] = np.log1p(np.bincount(text)[text] - 1) / 3
