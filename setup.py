@@ -19,6 +19,7 @@ from setuptools import Extension, setup
 # One list for the build and the run time (compiled_core.py imports only the standard library).
 _RUNTIME = runpy.run_path("src/extract_trt/runtime/compiled_core.py")
 COMPILED_MODULES = _RUNTIME["COMPILED_MODULES"]
+CYTHON_MODULES = _RUNTIME["CYTHON_MODULES"]
 PURE_PYTHON_ENV = _RUNTIME["PURE_PYTHON_ENV"]
 
 
@@ -31,6 +32,10 @@ def _extensions() -> list[Extension]:
         warnings.warn("Cython not installed: extract-trt installs without its compiled core", stacklevel=1)
         return []
     modules = [Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{name}.py"]) for name in COMPILED_MODULES]
+    modules += [
+        Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{sources[0]}"])
+        for name, sources in CYTHON_MODULES.items()
+    ]
     try:
         extensions = cythonize(
             modules,

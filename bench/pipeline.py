@@ -33,7 +33,7 @@ from simplify import load  # noqa: E402  (bench/simplify.py: the same pages)
 
 import extract_trt.runtime.extractor as extractor_module  # noqa: E402
 from extract_trt import Extractor  # noqa: E402
-from extract_trt.runtime import compiled  # noqa: E402
+from extract_trt.runtime.compiled_core import describe  # noqa: E402
 
 STAGES = ("decode", "simplify", "label", "reconstruct", "convert")
 _clock = time.process_time
@@ -91,7 +91,7 @@ def main() -> None:
         f"{len(pages)} pages of {args.set} (mean {mb:.2f} MB), labeler {extractor.labeler.name}, "
         f"median of {args.runs} interleaved runs, one core, {args.clock} clock; {int(med['errors'])} error records"
     )
-    print(f"extract-trt: {'compiled core (Cython)' if compiled() else 'interpreted (no compiled core)'}")
+    print(f"extract-trt: {describe()}")
     print(f"{'stage':34s} {'ms/page':>8s} {'share':>6s}")
     for stage in STAGES:
         print(f"{'  ' + stage:34s} {1000 * med[stage]:8.1f} {med[stage] / med['pipeline']:6.0%}")

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import oracle  # noqa: E402
 
-from extract_trt.runtime import compiled  # noqa: E402
+from extract_trt.runtime.compiled_core import describe  # noqa: E402
 from extract_trt.runtime.simplify import simplify  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -59,7 +59,7 @@ def main() -> None:
     pages = load(args.set, args.pages)
     mb = sum(len(p.encode()) for p in pages) / len(pages) / 1e6
     print(f"{len(pages)} pages of {args.set} (mean {mb:.2f} MB), median of {args.runs} runs, one core")
-    print(f"extract-trt: {'compiled core (Cython)' if compiled() else 'interpreted (no compiled core)'}")
+    print(f"extract-trt: {describe()}")
     ref = oracle.load()
     contenders = {}
     if ref is not None:

@@ -24,6 +24,9 @@ from pathlib import Path
 
 # Runtime modules compiled by setup.py, in dependency order.
 COMPILED_MODULES = ("dom", "simplify", "reconstruct", "markdown", "convert")
+# Modules written in Cython proper (no interpreted twin; used only by the compiled core, when present),
+# with the sources they are built from.
+CYTHON_MODULES = {"lexbor_walk": ("lexbor_walk.pyx", "dom.pxd")}
 PURE_PYTHON_ENV = "EXTRACT_TRT_PURE_PYTHON"
 _PACKAGE = "extract_trt.runtime"
 _HERE = Path(__file__).resolve().parent
@@ -41,12 +44,31 @@ def compiled() -> bool:
     return True
 
 
+def describe() -> str:
+    """Which build runs, in words (for benchmark reports)."""
+    if not compiled():
+        return "interpreted (no compiled core)"
+    from extract_trt.runtime import dom
+
+    walk = "C tree walker" if dom.c_walker_in_use() else "selectolax tree walk"
+    return f"compiled core (Cython), {walk}"
+
+
 def _built(name: str) -> Path | None:
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         path = _HERE / f"{name}{suffix}"
         if path.exists():
             return path
     return None
+
+
+def fresh(name: str) -> bool:
+    """Whether the Cython module ``name`` (of :data:`CYTHON_MODULES`) is built from its current sources."""
+    built = _built(name)
+    if built is None:
+        return False
+    newest = max((_HERE / source).stat().st_mtime for source in CYTHON_MODULES[name])
+    return built.stat().st_mtime + _INSTALL_SKEW_S >= newest
 
 
 def _source_mtime(name: str) -> float:

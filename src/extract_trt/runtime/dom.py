@@ -19,7 +19,7 @@ minimised, and single quotes around attribute values that contain ``"`` but no `
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -134,14 +134,20 @@ def parse(html: str, lazy_tags: frozenset[str] = frozenset()) -> Node:
     its processing view removes (``head``, ``script``, ``style``, ``nav`` …, a quarter of a page's nodes),
     whose content only matters if reconstruction keeps them or the whole map is written.
     """
-    tree = LexborHTMLParser(_as_reference_reads(html))
-    lex_root = tree.root
+    parser = LexborHTMLParser(_as_reference_reads(html))
+    lex_root = parser.root
     if lex_root is None:
         root = Node("html", {}, None)
         root.children.append(Node("body", {}, root))
         return root
     root = Node("html", _attrs(lex_root), None)
-    _build(lex_root.child, root, 0, lazy_tags)
+    first = lex_root.child
+    if first is None:
+        return root
+    if not _walker_enabled():
+        _build(first, root, 0, lazy_tags)
+    else:
+        _walk(LexborTree(parser, lex_root), first.mem_id, root, 0, lazy_tags)
     return root
 
 
@@ -150,8 +156,11 @@ def materialize(node: Node) -> None:
     lazy = node.lazy
     if lazy is not None:
         node.lazy = None
-        first, templates = lazy
-        _build(first, node, templates, frozenset())
+        tree, first, templates = lazy
+        if tree is None:  # built by _build: ``first`` is the selectolax node
+            _build(first, node, templates, frozenset())
+        else:
+            _walk(tree, first, node, templates, frozenset())
 
 
 def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
@@ -196,8 +205,10 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                         parent.text = parent.ptext = text if parent.text is None else parent.text + text
             elif tag:
                 attrs = lex.attributes
-                if attrs and None in attrs.values():  # Lexbor lower-cases attribute names itself
-                    attrs = {k: "" if v is None else v for k, v in attrs.items()}
+                if attrs and (None in attrs.values() or in_foreign or tag in _FOREIGN_ROOTS):
+                    # selectolax >= 1.0 gives qualified names, camel case in SVG/MathML (viewBox); the
+                    # reference's libxml2 lower-cases them as Lexbor's local names are
+                    attrs = {k.lower(): "" if v is None else v for k, v in attrs.items()}
                 el = _new_node(tag, attrs, parent)
                 count += 1
                 el.index = count
@@ -218,14 +229,18 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                 if child is not None:
                     if tag in lazy_tags and not in_foreign:
                         # Attribute-name restoration in SVG/MathML needs their whole subtree built.
-                        el.lazy = (child, inner)
+                        el.lazy = (None, child, inner)
                     else:
                         work.append((lex.next, parent, templates, in_foreign))
                         work.append((child, el, inner, inner_foreign))
                         break
             lex = lex.next
     for lex, el in foreign:
-        _restore_foreign_attr_names(lex, el)
+        _restore_foreign_attr_names(el, lambda lex=lex: lex.html)
+    _nest_all_following(nesting)
+
+
+def _nest_all_following(nesting: list[Node]) -> None:
     for el in nesting:  # document order, so a later one is already inside an earlier one
         _nest_following(el)
 
@@ -234,7 +249,8 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
 # numbers) and are looked up each time. "" marks nodes that are not elements or text (comments, doctypes).
 _STANDARD_TAG_IDS = 1 << 16
 _TAG_NAMES: dict[int, str] = {}
-_SPECIAL_TAGS = LIBXML2_NESTING_VOIDS | {"svg", "math", "template"}
+_FOREIGN_ROOTS = frozenset({"svg", "math"})
+_SPECIAL_TAGS = LIBXML2_NESTING_VOIDS | _FOREIGN_ROOTS | {"template"}
 
 
 def _tag_name(lex: LexborNode, tag_id: int) -> str:
@@ -246,7 +262,17 @@ def _tag_name(lex: LexborNode, tag_id: int) -> str:
 
 
 def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
-    """First node of a <template>'s content, which Lexbor keeps outside the tree.
+    """First node of a <template>'s content, which Lexbor keeps outside the tree."""
+    tree = _template_parser(lex)
+    if tree is None:
+        return None
+    keep_alive.append(tree)
+    body = tree.body
+    return body.child if body is not None else None
+
+
+def _template_parser(lex: LexborNode) -> LexborHTMLParser | None:
+    """A <template>'s content parsed on its own, in a ``<body>``.
 
     The reference's parsers treat template content as ordinary children, so it is parsed again from the
     template's own serialization.
@@ -256,10 +282,111 @@ def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
     end = outer.rfind("</template>")
     if start <= 0 or end < start:
         return None
-    tree = LexborHTMLParser(f"<body>{outer[start:end]}</body>")
-    keep_alive.append(tree)
-    body = tree.body
-    return body.child if body is not None else None
+    return LexborHTMLParser(f"<body>{outer[start:end]}</body>")
+
+
+# ── the C walker (compiled build) ─────────────────────────────────────────────────
+
+_LEXBOR_WALK: object = None  # the lexbor_walk module once loaded
+_USE_WALKER: bool | None = None  # whether parse uses it (None: not checked yet)
+
+
+class LexborTree:
+    """A parsed document as :mod:`lexbor_walk` sees it: node addresses, the Lexbor document they belong to
+    (the walker frees its text copies there), and the parser that keeps them alive. The walker needs
+    selectolax nodes only where it needs HTML (template content, SVG/MathML attribute names); those are
+    found by address in one pass over the tree, on first need."""
+
+    __slots__ = ("parser", "root", "document", "_nodes")
+
+    def __init__(self, parser: LexborHTMLParser, root: LexborNode) -> None:
+        self.parser = parser
+        self.root = root
+        self.document = root.parent.mem_id  # Lexbor's document struct starts with its node
+        self._nodes: dict[int, LexborNode] | None = None
+
+    def node_at(self, address: int) -> LexborNode:
+        if self._nodes is None:
+            self._nodes = {node.mem_id: node for node in self.root.traverse(include_text=False)}
+        return self._nodes[address]
+
+    def template_content(self, address: int) -> tuple[LexborTree, int] | None:
+        """(tree, address of the first node) of the content of the <template> at ``address``."""
+        parser = _template_parser(self.node_at(address))
+        body = parser.body if parser is not None else None
+        if body is None or body.child is None:
+            return None
+        return LexborTree(parser, parser.root), body.child.mem_id
+
+
+def _walk(tree: LexborTree, first: int, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
+    """:func:`_build` by the C walker, from the Lexbor node at address ``first``."""
+    nesting, foreign = _LEXBOR_WALK.build(
+        tree, first, top, templates, lazy_tags, _TAG_NAMES, _STANDARD_TAG_IDS, _SPECIAL_TAGS,
+        LIBXML2_NESTING_VOIDS, MAX_TEMPLATE_NESTING,
+    )  # fmt: skip
+    for owner, address, el in foreign:
+        _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.node_at(address).html)
+    _nest_all_following(nesting)
+
+
+def _walker_enabled() -> bool:
+    """Whether :func:`parse` uses the C walker: it is built, and it gives the same tree as :func:`_build`
+    on a probe page."""
+    global _USE_WALKER
+    if _USE_WALKER is None:
+        _USE_WALKER = False  # (the check parses with _build)
+        _USE_WALKER = _load_walker() and _probe_trees_equal()
+    return _USE_WALKER
+
+
+_PROBE_PAGE = (
+    "<!DOCTYPE html><html lang=en><head><title>t</title><style>p{}</style></head><body class='a b' data-x>"
+    "<!-- c --><p id=p1>One &amp; <b>two</b> tail<br>line</p><my-widget Foo=1>w</my-widget><xmp><i></xmp>"
+    "<template><p>in<template><i>deep</i></template></p></template><nav><a href='/x'>nav</a></nav>"
+    "<svg viewBox='0 0 1 1'><use xlink:href='#i'/></svg><ul><li>a<source>b</li></ul>\u00e9\u4e2d</body></html>"
+)
+
+
+def _load_walker() -> bool:
+    global _LEXBOR_WALK
+    if not cython.compiled:
+        return False  # its Node type is the compiled one
+    try:
+        import selectolax.lexbor
+
+        from extract_trt.runtime import compiled_core, lexbor_walk
+
+        if not compiled_core.fresh("lexbor_walk"):
+            return False
+        lexbor_walk.load(selectolax.lexbor.__file__)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return False
+    _LEXBOR_WALK = lexbor_walk
+    return True
+
+
+def _probe_trees_equal() -> bool:
+    global _USE_WALKER
+    lazy = frozenset({"head", "nav", "style"})
+    built = _tree_signature(parse(_PROBE_PAGE, lazy))
+    _USE_WALKER = True
+    try:
+        walked = _tree_signature(parse(_PROBE_PAGE, lazy))
+    except Exception:  # noqa: BLE001 - whatever the walker fails on, the selectolax walk stays
+        return False
+    finally:
+        _USE_WALKER = False
+    return walked == built
+
+
+def _tree_signature(root: Node) -> list[tuple]:
+    return [(n.tag, n.attrs, n.text, n.tail, n.index) for n in iter_tree(root)]
+
+
+def c_walker_in_use() -> bool:
+    """Whether :func:`parse` builds trees with the C walker (:mod:`lexbor_walk`)."""
+    return _walker_enabled()
 
 
 # Local names of the foreign attributes the HTML parser adjusts from a prefixed name (xlink:*, xml:*,
@@ -269,7 +396,7 @@ _START_TAG = re.compile(r"<([^\s/>!?]+)((?:\s+[^\s=/>]+(?:=\"[^\"]*\")?)*)\s*/?>
 _ATTR_NAME = re.compile(r"\s+([^\s=/>]+)(?:=\"[^\"]*\")?")
 
 
-def _restore_foreign_attr_names(lex: LexborNode, el: Node) -> None:
+def _restore_foreign_attr_names(el: Node, html_of: Callable[[], str | None]) -> None:
     """Put back prefixed names (``xlink:href``, ``xml:space``, ``xmlns:xlink``) inside SVG/MathML.
 
     Lexbor reports such attributes by local name; the reference keeps the qualified name it read from the
@@ -278,7 +405,7 @@ def _restore_foreign_attr_names(lex: LexborNode, el: Node) -> None:
     nodes = list(iter_tree(el))
     if not any(_PREFIXED_LOCAL_NAMES.intersection(node.attrs) for node in nodes if node.attrs):
         return  # no attribute that can have lost a prefix (most inline icons): skip the serialization
-    tags = _START_TAG.findall(lex.html or "")
+    tags = _START_TAG.findall(html_of() or "")
     if len(tags) != len(nodes):
         return
     for node, (_, attr_text) in zip(nodes, tags):
@@ -323,7 +450,7 @@ def _attrs(lex: LexborNode) -> dict[str, str]:
     raw = lex.attributes
     if not raw:
         return {}
-    # Lexbor already lower-cases attribute names (SVG's viewBox included).
+    # (the tokenizer lower-cases the attribute names of HTML elements)
     return {k: "" if v is None else v for k, v in raw.items()} if None in raw.values() else raw
 
 

@@ -1,0 +1,205 @@
+# cython: language_level=3
+"""The tree build of :func:`extract_trt.runtime.dom.parse` in C, reading Lexbor directly.
+
+selectolax's node API costs a Python object per step of the walk: a ``LexborNode`` for every ``child``
+and ``next``, a property call for each ``tag_id``, a ``TextContainer`` per text node, a dict built through
+codec lookups for the attributes. Converting a page's Lexbor tree into :class:`~extract_trt.runtime.dom.Node`
+objects that way took about 40 % of the simplifier's time. This walker does the same conversion with
+Lexbor's own accessor functions, which selectolax's extension module exports (the ``*_noi`` "no inline"
+variants): it finds them in the already loaded module with ``dlsym`` and needs neither Lexbor's headers
+nor its struct layouts, only the functions' documented signatures and node addresses (``LexborNode.mem_id``).
+
+It is optional and checked: :mod:`dom` uses it only in the compiled build, after it produced the same tree
+as the selectolax walk on a probe page; anything missing (a platform without ``dlopen``, a selectolax
+without these symbols) leaves the selectolax walk in place. The walk mirrors ``dom._build`` step for step;
+the rare parts that need a node's serialized HTML (``<template>`` content, SVG/MathML attribute names)
+go back to selectolax nodes through the ``tree`` object's lookups.
+"""
+
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+from extract_trt.runtime.dom cimport Node, _new_node, escape_text
+
+cdef extern from "<dlfcn.h>" nogil:
+    void *dlopen(const char *filename, int flags)
+    void *dlsym(void *handle, const char *symbol)
+    int RTLD_NOW
+    int RTLD_NOLOAD
+
+ctypedef unsigned char lxb_char_t
+ctypedef void *(*node_step_f)(void *) noexcept nogil
+ctypedef size_t (*tag_id_f)(void *) noexcept nogil
+ctypedef int (*node_type_f)(void *) noexcept nogil
+ctypedef const lxb_char_t *(*name_f)(void *, size_t *) noexcept nogil
+ctypedef lxb_char_t *(*text_f)(void *, size_t *) noexcept nogil
+ctypedef lxb_char_t *(*destroy_text_f)(void *, lxb_char_t *) noexcept nogil
+
+# DOM nodeType values (Lexbor's lxb_dom_node_type_t follows the DOM standard).
+cdef enum:
+    ELEMENT_NODE = 1
+    TEXT_NODE = 3
+
+cdef node_step_f first_child = NULL
+cdef node_step_f next_sibling = NULL
+cdef tag_id_f tag_id_of = NULL
+cdef node_type_f type_of = NULL
+cdef node_step_f first_attribute = NULL
+cdef node_step_f next_attribute = NULL
+cdef name_f attribute_name = NULL
+cdef name_f attribute_value = NULL
+cdef name_f qualified_name = NULL
+cdef text_f text_content = NULL
+cdef destroy_text_f destroy_text = NULL
+
+
+cdef void *_symbol(void *handle, str name) except NULL:
+    address = dlsym(handle, name.encode())
+    if address == NULL:
+        raise ImportError(f"selectolax's Lexbor module does not export {name}")
+    return address
+
+
+def load(str library: str) -> None:
+    """Find Lexbor's accessor functions in selectolax's extension module (already loaded, at ``library``)."""
+    global first_child, next_sibling, tag_id_of, type_of, first_attribute, next_attribute
+    global attribute_name, attribute_value, qualified_name, text_content, destroy_text
+    handle = dlopen(library.encode(), RTLD_NOW | RTLD_NOLOAD)
+    if handle == NULL:
+        raise ImportError(f"cannot open {library}")
+    first_child = <node_step_f>_symbol(handle, "lxb_dom_node_first_child_noi")
+    next_sibling = <node_step_f>_symbol(handle, "lxb_dom_node_next_noi")
+    tag_id_of = <tag_id_f>_symbol(handle, "lxb_dom_node_tag_id_noi")
+    type_of = <node_type_f>_symbol(handle, "lxb_dom_node_type_noi")
+    first_attribute = <node_step_f>_symbol(handle, "lxb_dom_element_first_attribute_noi")
+    next_attribute = <node_step_f>_symbol(handle, "lxb_dom_element_next_attribute_noi")
+    attribute_name = <name_f>_symbol(handle, "lxb_dom_attr_local_name_noi")
+    attribute_value = <name_f>_symbol(handle, "lxb_dom_attr_value_noi")
+    qualified_name = <name_f>_symbol(handle, "lxb_dom_element_qualified_name")
+    text_content = <text_f>_symbol(handle, "lxb_dom_node_text_content")
+    destroy_text = <destroy_text_f>_symbol(handle, "lxb_dom_document_destroy_text_noi")
+
+
+cdef inline str _utf8(const lxb_char_t *data, size_t length):
+    return PyUnicode_DecodeUTF8(<const char *>data, length, NULL)
+
+
+cdef dict _attributes(void *element):
+    # As selectolax's ``attributes``, with "" for a valueless attribute (libxml2 reads one back so).
+    cdef dict attrs = {}
+    cdef size_t length = 0
+    cdef const lxb_char_t *name
+    cdef const lxb_char_t *value
+    cdef void *attr = first_attribute(element)
+    while attr != NULL:
+        name = attribute_name(attr, &length)
+        if name != NULL:
+            key = _utf8(name, length)
+            value = attribute_value(attr, &length)
+            attrs[key] = _utf8(value, length) if value != NULL else ""
+        attr = next_attribute(attr)
+    return attrs
+
+
+cdef str _tag_name(void *node, size_t tag_id, dict names, size_t standard_ids):
+    # dom._tag_name for a node known by address (same names, same cache).
+    cdef size_t length = 0
+    cdef const lxb_char_t *data
+    cdef str name = ""
+    kind = type_of(node)
+    if kind == TEXT_NODE:
+        name = "-text"
+    elif kind == ELEMENT_NODE:
+        data = qualified_name(node, &length)
+        if data != NULL:
+            name = _utf8(data, length)
+            name = "" if not name or name[0] in "_!-" else name.lower()
+    if tag_id < standard_ids:
+        names[tag_id] = name
+    return name
+
+
+def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tags, dict names,
+          size_t standard_ids, frozenset special, frozenset nesting_voids, Py_ssize_t max_templates):
+    """Convert the Lexbor node at address ``first`` and its following siblings (with their descendants)
+    into children of ``top``; ``tree`` is the :class:`dom.LexborTree` they belong to.
+
+    Returns ``(nesting, foreign)`` for dom's fix-ups: the libxml2 nesting voids, in document order, and
+    ``(tree, address, Node)`` of each SVG/MathML element.
+    """
+    cdef list nesting = []
+    cdef list foreign = []
+    cdef list work = [(tree, first, top, templates, False)]
+    cdef list kids
+    cdef Py_ssize_t count = 0
+    cdef Py_ssize_t inner
+    cdef size_t tag_id
+    cdef size_t length = 0
+    cdef size_t document
+    cdef void *lex
+    cdef void *child
+    cdef lxb_char_t *data
+    cdef bint in_foreign, inner_foreign
+    cdef Node parent, el, last
+    cdef str tag, text
+    while work:
+        PyErr_CheckSignals()
+        tree, address, parent, templates, in_foreign = work.pop()
+        lex = <void *><size_t>address
+        document = tree.document
+        kids = parent.children
+        while lex != NULL:
+            if type_of(lex) == TEXT_NODE:
+                data = text_content(lex, &length)
+                if data == NULL:
+                    lex = next_sibling(lex)
+                    continue
+                text = _utf8(data, length) if length else ""
+                destroy_text(<void *>document, data)
+                if text:
+                    if parent.tag == "xmp":
+                        # Modest writes <xmp> text escaped and libxml2 reads it back raw.
+                        text = escape_text(text)
+                    if kids:
+                        last = kids[-1]
+                        last.tail = last.ptail = text if last.tail is None else last.tail + text
+                    else:
+                        parent.text = parent.ptext = text if parent.text is None else parent.text + text
+                lex = next_sibling(lex)
+                continue
+            tag_id = tag_id_of(lex)
+            tag = names.get(tag_id)
+            if tag is None:
+                tag = _tag_name(lex, tag_id, names, standard_ids)
+            if tag:
+                el = _new_node(tag, _attributes(lex), parent)
+                count += 1
+                el.index = count
+                kids.append(el)
+                inner_foreign = in_foreign
+                if tag in special:
+                    if tag in nesting_voids:
+                        nesting.append(el)
+                    elif tag != "template":
+                        foreign.append((tree, <size_t>lex, el))
+                        inner_foreign = True
+                child = first_child(lex)
+                inner = templates
+                child_tree = tree
+                if tag == "template":
+                    inner += 1
+                    if child == NULL and inner <= max_templates:
+                        content = tree.template_content(<size_t>lex)
+                        if content is not None:
+                            child_tree, start = content
+                            child = <void *><size_t>start
+                if child != NULL:
+                    if tag in lazy_tags and not in_foreign:
+                        # Attribute-name restoration in SVG/MathML needs their whole subtree built.
+                        el.lazy = (child_tree, <size_t>child, inner)
+                    else:
+                        work.append((tree, <size_t>next_sibling(lex), parent, templates, in_foreign))
+                        work.append((child_tree, <size_t>child, el, inner, inner_foreign))
+                        break
+            lex = next_sibling(lex)
+    return nesting, foreign

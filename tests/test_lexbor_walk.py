@@ -1,0 +1,74 @@
+"""The C walker (runtime/lexbor_walk.pyx) against the selectolax walk it replaces in dom.parse: the same
+tree — tags, attributes, text, tails, element order, lazily built content — on real and hostile pages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from hostile_pages import DATA, hostile_pages, mutate
+
+from extract_trt.runtime import compiled, dom
+from extract_trt.runtime.simplify import MINERU_V11
+
+LAZY = MINERU_V11.removed_tags
+
+needs_walker = pytest.mark.skipif(not dom.c_walker_in_use(), reason="C walker not built (interpreted core)")
+
+
+def _signature(html: str, walker: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple], str]:
+    monkeypatch.setattr(dom, "_USE_WALKER", walker)
+    root = dom.parse(html, lazy_tags=LAZY)
+    serialized = dom.serialize(root)  # builds the lazy content (by the walker that left it lazy)
+    return dom._tree_signature(root), serialized
+
+
+def _real_pages() -> list[str]:
+    pages = []
+    for name, n in (("pulpie-pages", 13), ("webmainbench-sample", 5), ("readability-pages", 40)):
+        with gzip.open(DATA / f"{name}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            pages += [json.loads(line)["html"] for _, line in zip(range(n), fh)]
+    return pages
+
+
+def test_walker_runs_in_the_compiled_core() -> None:
+    # The compiled build on Linux must not silently lose the walker (it is half the tree build's speed).
+    assert dom.c_walker_in_use() == compiled()
+
+
+@needs_walker
+def test_same_tree_as_selectolax_walk_on_real_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    for html in _real_pages():
+        assert _signature(html, True, monkeypatch) == _signature(html, False, monkeypatch)
+
+
+@needs_walker
+def test_same_tree_on_hostile_and_mutated_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    rng = random.Random(7)
+    pages = [html for _, html in hostile_pages() if len(html) < 200_000]
+    seeds = _real_pages()[:6]
+    pages += [mutate(seed.encode(), rng).decode("utf-8", "replace") for seed in seeds for _ in range(5)]
+    pages += [
+        "<template><p>a<template><i>b</i></template></p></template><svg><a xlink:href='#x' xml:space=p/></svg>",
+        "<my-el Data-X=1><Other-El>t</Other-El></my-el><math><mi xlink:href='u'>x</mi></math><xmp><b>&</xmp>",
+        "<nav><svg><title>t</title></svg></nav><head><style>s</style></head><p>\u00e9\u4e2d\U0001f600</p>",
+    ]
+    for html in pages:
+        assert _signature(html, True, monkeypatch) == _signature(html, False, monkeypatch)
+
+
+@needs_walker
+def test_a_walker_failing_the_probe_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        @staticmethod
+        def build(*args: object) -> tuple[list, list]:
+            return [], []  # builds nothing: the probe page's tree differs
+
+    monkeypatch.setattr(dom, "_LEXBOR_WALK", Broken)
+    monkeypatch.setattr(dom, "_USE_WALKER", None)
+    monkeypatch.setattr(dom, "_load_walker", lambda: True)
+    assert not dom.c_walker_in_use()
+    assert dom.serialize(dom.parse("<p>kept</p>")) == "<html><head></head><body><p>kept</p></body></html>"
