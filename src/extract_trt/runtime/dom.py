@@ -263,7 +263,7 @@ def _tag_name(lex: LexborNode, tag_id: int) -> str:
 
 def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
     """First node of a <template>'s content, which Lexbor keeps outside the tree."""
-    tree = _template_parser(lex)
+    tree = _template_parser(lex.html)
     if tree is None:
         return None
     keep_alive.append(tree)
@@ -271,13 +271,13 @@ def _template_content(lex: LexborNode, keep_alive: list) -> LexborNode | None:
     return body.child if body is not None else None
 
 
-def _template_parser(lex: LexborNode) -> LexborHTMLParser | None:
-    """A <template>'s content parsed on its own, in a ``<body>``.
+def _template_parser(outer: str | None) -> LexborHTMLParser | None:
+    """A <template>'s content parsed on its own, in a ``<body>``, from ``outer``, the template's HTML.
 
     The reference's parsers treat template content as ordinary children, so it is parsed again from the
     template's own serialization.
     """
-    outer = lex.html or ""
+    outer = outer or ""
     start = outer.find(">") + 1
     end = outer.rfind("</template>")
     if start <= 0 or end < start:
@@ -292,27 +292,22 @@ _USE_WALKER: bool | None = None  # whether parse uses it (None: not checked yet)
 
 
 class LexborTree:
-    """A parsed document as :mod:`lexbor_walk` sees it: node addresses, the Lexbor document they belong to
-    (the walker frees its text copies there), and the parser that keeps them alive. The walker needs
-    selectolax nodes only where it needs HTML (template content, SVG/MathML attribute names); those are
-    found by address in one pass over the tree, on first need."""
+    """A parsed document as :mod:`lexbor_walk` sees it: the address of its Lexbor document (the walker
+    frees its text copies there) and the parser that keeps its nodes alive."""
 
-    __slots__ = ("parser", "root", "document", "_nodes")
+    __slots__ = ("parser", "document")
 
     def __init__(self, parser: LexborHTMLParser, root: LexborNode) -> None:
         self.parser = parser
-        self.root = root
         self.document = root.parent.mem_id  # Lexbor's document struct starts with its node
-        self._nodes: dict[int, LexborNode] | None = None
 
-    def node_at(self, address: int) -> LexborNode:
-        if self._nodes is None:
-            self._nodes = {node.mem_id: node for node in self.root.traverse(include_text=False)}
-        return self._nodes[address]
+    def html_at(self, address: int) -> str | None:
+        """The HTML of the node at ``address`` (selectolax's ``LexborNode.html``)."""
+        return _LEXBOR_WALK.html(address, self.document)
 
     def template_content(self, address: int) -> tuple[LexborTree, int] | None:
         """(tree, address of the first node) of the content of the <template> at ``address``."""
-        parser = _template_parser(self.node_at(address))
+        parser = _template_parser(self.html_at(address))
         body = parser.body if parser is not None else None
         if body is None or body.child is None:
             return None
@@ -326,7 +321,7 @@ def _walk(tree: LexborTree, first: int, top: Node, templates: int, lazy_tags: fr
         LIBXML2_NESTING_VOIDS, MAX_TEMPLATE_NESTING,
     )  # fmt: skip
     for owner, address, el in foreign:
-        _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.node_at(address).html)
+        _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.html_at(address))
     _nest_all_following(nesting)
 
 

@@ -34,6 +34,12 @@ ctypedef int (*node_type_f)(void *) noexcept nogil
 ctypedef const lxb_char_t *(*name_f)(void *, size_t *) noexcept nogil
 ctypedef lxb_char_t *(*text_f)(void *, size_t *) noexcept nogil
 ctypedef lxb_char_t *(*destroy_text_f)(void *, lxb_char_t *) noexcept nogil
+ctypedef struct lexbor_str_t:  # lexbor/core/str.h
+    lxb_char_t *data
+    size_t length
+ctypedef lexbor_str_t *(*str_create_f)() noexcept nogil
+ctypedef unsigned int (*serialize_f)(void *, lexbor_str_t *) noexcept nogil
+ctypedef void *(*str_destroy_f)(lexbor_str_t *, void *, bint) noexcept nogil
 
 # DOM nodeType values (Lexbor's lxb_dom_node_type_t follows the DOM standard).
 cdef enum:
@@ -51,6 +57,10 @@ cdef name_f attribute_value = NULL
 cdef name_f qualified_name = NULL
 cdef text_f text_content = NULL
 cdef destroy_text_f destroy_text = NULL
+cdef str_create_f str_create = NULL
+cdef serialize_f serialize_tree = NULL
+cdef str_destroy_f str_destroy = NULL
+cdef node_step_f text_memory = NULL
 
 
 cdef void *_symbol(void *handle, str name) except NULL:
@@ -64,6 +74,7 @@ def load(str library: str) -> None:
     """Find Lexbor's accessor functions in selectolax's extension module (already loaded, at ``library``)."""
     global first_child, next_sibling, tag_id_of, type_of, first_attribute, next_attribute
     global attribute_name, attribute_value, qualified_name, text_content, destroy_text
+    global str_create, serialize_tree, str_destroy, text_memory
     handle = dlopen(library.encode(), RTLD_NOW | RTLD_NOLOAD)
     if handle == NULL:
         raise ImportError(f"cannot open {library}")
@@ -78,6 +89,23 @@ def load(str library: str) -> None:
     qualified_name = <name_f>_symbol(handle, "lxb_dom_element_qualified_name")
     text_content = <text_f>_symbol(handle, "lxb_dom_node_text_content")
     destroy_text = <destroy_text_f>_symbol(handle, "lxb_dom_document_destroy_text_noi")
+    str_create = <str_create_f>_symbol(handle, "lexbor_str_create")
+    serialize_tree = <serialize_f>_symbol(handle, "lxb_html_serialize_tree_str")
+    str_destroy = <str_destroy_f>_symbol(handle, "lexbor_str_destroy")
+    text_memory = <node_step_f>_symbol(handle, "lxb_html_document_mraw_text_noi")
+
+
+def html(size_t address, size_t document):
+    """selectolax's ``LexborNode.html`` of the node at ``address`` in ``document`` (None if Lexbor fails)."""
+    cdef lexbor_str_t *out = str_create()
+    if out == NULL:
+        raise MemoryError
+    try:
+        if serialize_tree(<void *>address, out) != 0 or out.data == NULL:
+            return None
+        return _utf8(out.data, out.length).replace("<-undef>", "")
+    finally:
+        str_destroy(out, text_memory(<void *>document), True)
 
 
 cdef inline str _utf8(const lxb_char_t *data, size_t length):
