@@ -5,7 +5,9 @@ compiled from the same ``.py`` file that runs interpreted (Cython's pure-Python 
 ``.pxd`` file beside it and from annotations), so there is one copy of the code. Compiling is optional:
 without Cython or a C compiler, when a module fails to compile, or with ``EXTRACT_TRT_PURE_PYTHON=1`` at
 install time, the package installs as plain Python and the same modules run interpreted.
-``extract_trt.runtime.compiled()`` says which ones run.
+``extract_trt.runtime.compiled()`` says which ones run. Modules written in Cython proper
+(``CYTHON_MODULES``: the C tree walker ``lexbor_walk.pyx``) have no interpreted twin; they are built the same
+optional way and used only by the compiled core.
 """
 
 from __future__ import annotations
