@@ -83,6 +83,15 @@ def test_runtime_switch_picks_the_interpreted_sources() -> None:
         assert path.stdout.strip().endswith(f"{name}.py")
 
 
+@pytest.mark.skipif(os.environ.get("EXTRACT_TRT_REQUIRE_COMPILED") != "1", reason="only where a compiler is known")
+def test_compiled_core_and_c_walker_were_built() -> None:
+    # setup.py lets a failing Cython compile fall back to the sources; CI must notice that (.ci/run)
+    from extract_trt.runtime import dom
+
+    assert runtime.compiled(), "the compiled core did not build: see the Cython output of pip install -v"
+    assert dom.c_walker_in_use(), "the C tree walker did not build or failed its probe"
+
+
 @pytest.mark.skipif(not runtime.compiled(), reason="compiled core not built (no Cython/compiler at install time)")
 def test_compiled_core_writes_what_the_sources_write() -> None:
     pages = _pages()

@@ -22,3 +22,5 @@ cpdef str format_attr(str tag, str name, str value)
 
 cdef void _init_node(Node node, str tag, dict attrs, Node parent)
 cdef Node _new_node(str tag, dict attrs, Node parent)
+cdef void _add_text(Node parent, list kids, str text)
+cdef Node _add_element(str tag, dict attrs, Node parent, list kids, Py_ssize_t index, list nesting)

@@ -110,6 +110,31 @@ def _init_node(node: Node, tag: str, attrs: dict, parent: Node | None) -> None:
     node.lazy = None  # content not built yet (see parse's ``lazy_tags``): (first Lexbor child, templates)
 
 
+def _add_text(parent: Node, kids: list, text: str) -> None:
+    """Tree build: a text node's ``text`` (not empty) goes to the tail of the last child, else to the text
+    of ``parent``."""
+    if parent.tag == "xmp":
+        # Modest writes <xmp> text escaped and libxml2 reads it back raw.
+        text = escape_text(text)
+    last: Node
+    if kids:
+        last = kids[-1]
+        last.tail = last.ptail = text if last.tail is None else last.tail + text
+    else:
+        parent.text = parent.ptext = text if parent.text is None else parent.text + text
+
+
+def _add_element(tag: str, attrs: dict, parent: Node, kids: list, index: cython.Py_ssize_t, nesting: list) -> Node:
+    """Tree build: a new element, the last child of ``parent`` (whose children list is ``kids``), number
+    ``index`` in document order; libxml2's nesting voids are noted in ``nesting`` for the fix-up."""
+    el = _new_node(tag, attrs, parent)
+    el.index = index
+    kids.append(el)
+    if tag in LIBXML2_NESTING_VOIDS:
+        nesting.append(el)
+    return el
+
+
 def _new_node(tag: str, attrs: dict, parent: Node | None) -> Node:
     """``Node(tag, attrs, parent)``; compiled, a C function and a bare allocation instead of a Python call
     of the class (the tree build makes a thousand per page)."""
@@ -169,14 +194,12 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
     names: dict = _TAG_NAMES
-    special: frozenset = _SPECIAL_TAGS
     # Typed locals: C types for the compiled build; the interpreter never evaluates local annotations.
     count: cython.Py_ssize_t = 0
     in_foreign: cython.bint
     inner_foreign: cython.bint
     parent: Node
     el: Node
-    last: Node
     kids: list
     tag: str
     text: str
@@ -195,31 +218,19 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
             if tag == "-text":
                 text = lex.text_content
                 if text:
-                    if parent.tag == "xmp":
-                        # Modest writes <xmp> text escaped and libxml2 reads it back raw.
-                        text = escape_text(text)
-                    if kids:
-                        last = kids[-1]
-                        last.tail = last.ptail = text if last.tail is None else last.tail + text
-                    else:
-                        parent.text = parent.ptext = text if parent.text is None else parent.text + text
+                    _add_text(parent, kids, text)
             elif tag:
                 attrs = lex.attributes
                 if attrs and (None in attrs.values() or in_foreign or tag in _FOREIGN_ROOTS):
                     # selectolax >= 1.0 gives qualified names, camel case in SVG/MathML (viewBox); the
                     # reference's libxml2 lower-cases them as Lexbor's local names are
                     attrs = {k.lower(): "" if v is None else v for k, v in attrs.items()}
-                el = _new_node(tag, attrs, parent)
                 count += 1
-                el.index = count
-                kids.append(el)
+                el = _add_element(tag, attrs, parent, kids, count, nesting)
                 inner_foreign = in_foreign
-                if tag in special:
-                    if tag in LIBXML2_NESTING_VOIDS:
-                        nesting.append(el)
-                    elif tag != "template":
-                        foreign.append((lex, el))
-                        inner_foreign = True
+                if tag in _FOREIGN_ROOTS:
+                    foreign.append((lex, el))
+                    inner_foreign = True
                 child = lex.child
                 inner = templates
                 if tag == "template":
@@ -250,7 +261,6 @@ def _nest_all_following(nesting: list[Node]) -> None:
 _STANDARD_TAG_IDS = 1 << 16
 _TAG_NAMES: dict[int, str] = {}
 _FOREIGN_ROOTS = frozenset({"svg", "math"})
-_SPECIAL_TAGS = LIBXML2_NESTING_VOIDS | _FOREIGN_ROOTS | {"template"}
 
 
 def _tag_name(lex: LexborNode, tag_id: int) -> str:
@@ -317,9 +327,8 @@ class LexborTree:
 def _walk(tree: LexborTree, first: int, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
     """:func:`_build` by the C walker, from the Lexbor node at address ``first``."""
     nesting, foreign = _LEXBOR_WALK.build(
-        tree, first, top, templates, lazy_tags, _TAG_NAMES, _STANDARD_TAG_IDS, _SPECIAL_TAGS,
-        LIBXML2_NESTING_VOIDS, MAX_TEMPLATE_NESTING,
-    )  # fmt: skip
+        tree, first, top, templates, lazy_tags, _TAG_NAMES, _STANDARD_TAG_IDS, _FOREIGN_ROOTS, MAX_TEMPLATE_NESTING
+    )
     for owner, address, el in foreign:
         _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.html_at(address))
     _nest_all_following(nesting)

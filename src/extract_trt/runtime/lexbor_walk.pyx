@@ -19,7 +19,7 @@ go back to selectolax nodes through the ``tree`` object's lookups.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
-from extract_trt.runtime.dom cimport Node, _new_node, escape_text
+from extract_trt.runtime.dom cimport Node, _add_element, _add_text
 
 cdef extern from "<dlfcn.h>" nogil:
     void *dlopen(const char *filename, int flags)
@@ -148,7 +148,7 @@ cdef str _tag_name(void *node, size_t tag_id, dict names, size_t standard_ids):
 
 
 def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tags, dict names,
-          size_t standard_ids, frozenset special, frozenset nesting_voids, Py_ssize_t max_templates):
+          size_t standard_ids, frozenset foreign_roots, Py_ssize_t max_templates):
     """Convert the Lexbor node at address ``first`` and its following siblings (with their descendants)
     into children of ``top``; ``tree`` is the :class:`dom.LexborTree` they belong to.
 
@@ -168,7 +168,7 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
     cdef void *child
     cdef lxb_char_t *data
     cdef bint in_foreign, inner_foreign
-    cdef Node parent, el, last
+    cdef Node parent, el
     cdef str tag, text
     while work:
         PyErr_CheckSignals()
@@ -185,14 +185,7 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
                 text = _utf8(data, length) if length else ""
                 destroy_text(<void *>document, data)
                 if text:
-                    if parent.tag == "xmp":
-                        # Modest writes <xmp> text escaped and libxml2 reads it back raw.
-                        text = escape_text(text)
-                    if kids:
-                        last = kids[-1]
-                        last.tail = last.ptail = text if last.tail is None else last.tail + text
-                    else:
-                        parent.text = parent.ptext = text if parent.text is None else parent.text + text
+                    _add_text(parent, kids, text)
                 lex = next_sibling(lex)
                 continue
             tag_id = tag_id_of(lex)
@@ -200,17 +193,12 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
             if tag is None:
                 tag = _tag_name(lex, tag_id, names, standard_ids)
             if tag:
-                el = _new_node(tag, _attributes(lex), parent)
                 count += 1
-                el.index = count
-                kids.append(el)
+                el = _add_element(tag, _attributes(lex), parent, kids, count, nesting)
                 inner_foreign = in_foreign
-                if tag in special:
-                    if tag in nesting_voids:
-                        nesting.append(el)
-                    elif tag != "template":
-                        foreign.append((tree, <size_t>lex, el))
-                        inner_foreign = True
+                if tag in foreign_roots:
+                    foreign.append((tree, <size_t>lex, el))
+                    inner_foreign = True
                 child = first_child(lex)
                 inner = templates
                 child_tree = tree
