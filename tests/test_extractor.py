@@ -85,3 +85,30 @@ def test_deep_page_through_the_whole_pipeline():
 def test_default_labeler_runs():
     r = Extractor().extract(ARTICLE)
     assert r.error is None and r.labeler == "block-model" and "article body" in r.text
+
+
+class CountingLabeler(ParagraphLabeler):
+    """Records how many pages each label() call gets."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def label(self, pages):
+        self.calls.append(len(pages))
+        return super().label(pages)
+
+
+def test_pages_per_labeler_call_follow_the_labeler_unless_given():
+    from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
+
+    assert Extractor("heuristic").batch_size == HeuristicLabeler.pages_per_call == 1  # page by page
+    plain = CountingLabeler()
+    list(Extractor(plain).extract_many([ARTICLE] * 20))
+    assert plain.calls == [16, 4]  # a labeler that does not say gets batches of PAGES_PER_CALL
+    paged = CountingLabeler()
+    paged.pages_per_call = 3
+    list(Extractor(paged).extract_many([ARTICLE] * 7))
+    assert paged.calls == [3, 3, 1]
+    given = CountingLabeler()
+    list(Extractor(given, batch_size=5).extract_many([ARTICLE] * 7))
+    assert given.calls == [5, 2]

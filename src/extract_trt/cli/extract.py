@@ -120,8 +120,13 @@ def extract(
         typer.Option("--workers", "-w", min=1, help="Worker processes; output order is the input order either way."),
     ] = 1,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Pages labelled together (also the unit sent to a worker).")
-    ] = 16,
+        Optional[int],
+        typer.Option(
+            "--batch-size", min=1,
+            help="Pages labelled together (default: the labeler's choice, 1 for the block model and the heuristic, "
+            "else 16); also the unit sent to a worker (default 16).",
+        ),
+    ] = None,
     labeler: Annotated[
         str,
         typer.Option(

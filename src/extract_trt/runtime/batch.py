@@ -9,8 +9,8 @@ Rules:
   ``batch_size``).
 * ``workers > 1``: worker processes started with the **spawn** method (safe with threaded runtimes such
   as ONNX Runtime, and on every OS); each builds its own Extractor once from ``extractor_kwargs`` (which
-  must be picklable) and reports ready. Records go out in chunks of ``batch_size`` (one chunk = one
-  labeler batch), one chunk per idle worker, through a pipe per worker, so the parent always knows which
+  must be picklable) and reports ready. Records go out in chunks of ``batch_size`` (default
+  :data:`CHUNK_PAGES`; the worker's Extractor labels a chunk in batches of its own), one chunk per idle worker, through a pipe per worker, so the parent always knows which
   records each worker holds. At most ``4 × workers`` chunks are between input and output (finished
   chunks wait for earlier ones to keep the order), so memory stays bounded on huge inputs.
 * **Crashes and hangs.** A worker that dies (killed, segfault, out of memory) or holds a chunk longer
@@ -43,6 +43,7 @@ from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
 __all__ = ["default_page_timeout", "extract_records", "run"]
 
+CHUNK_PAGES = 16  # records per message to a worker when no batch_size is given
 _IN_FLIGHT_PER_WORKER = 4
 _START_FAILURES = 3  # consecutive workers dying before they are ready: the pool gives up
 _START_TIMEOUT = 600.0  # seconds a worker may take to build its Extractor (model loading)
@@ -163,7 +164,7 @@ class _Worker:
 class _Pool:
     def __init__(self, workers: int, kwargs: dict[str, Any], page_timeout: float | None) -> None:
         self.kwargs = kwargs
-        self.batch_size = max(1, int(kwargs.get("batch_size", 16)))
+        self.batch_size = max(1, int(kwargs.get("batch_size") or CHUNK_PAGES))
         self.page_timeout = page_timeout
         self.window = workers * _IN_FLIGHT_PER_WORKER
         self.ctx = multiprocessing.get_context("spawn")

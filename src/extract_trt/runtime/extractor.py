@@ -13,7 +13,7 @@ from extract_trt.runtime import convert
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.errors import ExtractError, LabelerError, TimeBudgetExceededError, TooManyBlocksError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
-from extract_trt.runtime.labelers import Labeler, default_labeler, get_labeler
+from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler, default_labeler, get_labeler
 from extract_trt.runtime.limits import (
     DEFAULT_MAX_BLOCKS,
     DEFAULT_MAX_PARSER_WORK,
@@ -73,7 +73,9 @@ class Extractor:
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
             500 for MinerU-HTML v1.1 / Pulpie, 200 for a Dripper v1.0 decoder).
-        batch_size: pages handed to the labeler at once by :meth:`extract_many`.
+        batch_size: pages handed to the labeler at once by :meth:`extract_many`; default: the labeler's
+            ``pages_per_call`` (1 for the block model and the heuristic, which label page by page; 16 for
+            the batched model backends).
         max_bytes: larger pages get an ``InputTooLargeError`` record instead of being parsed
             (``None``: no limit). Empty, whitespace-only and binary (NUL/control bytes) input gets an
             ``InputFormatError`` record.
@@ -92,7 +94,7 @@ class Extractor:
         links: bool = True,
         images: bool = True,
         cutoff_length: int | None = None,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         max_parser_work: int | None = DEFAULT_MAX_PARSER_WORK,
         max_blocks: int | None = DEFAULT_MAX_BLOCKS,
@@ -109,6 +111,8 @@ class Extractor:
         self.links = links
         self.images = images
         self.cutoff_length = cutoff_length
+        if batch_size is None:
+            batch_size = getattr(self.labeler, "pages_per_call", PAGES_PER_CALL)
         self.batch_size = max(1, batch_size)
         self.max_bytes = max_bytes
         self.max_parser_work = max_parser_work

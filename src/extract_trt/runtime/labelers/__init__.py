@@ -22,11 +22,17 @@ class Labeler(Protocol):
     """Blocks in, one label per block out, for a batch of pages at once.
 
     ``label(pages)[i].main`` must have exactly ``len(pages[i])`` entries; the extractor checks it.
+    A labeler may also set ``pages_per_call``, how many pages it wants at once (:data:`PAGES_PER_CALL`
+    when absent): one for labelers that work page by page, where a larger batch only keeps more page
+    trees alive.
     """
 
     name: str
 
     def label(self, pages: Sequence[PageBlocks]) -> list[Labels]: ...
+
+
+PAGES_PER_CALL = 16  # pages per label() call for a labeler that does not say (batched model backends)
 
 
 def default_labeler() -> Labeler:

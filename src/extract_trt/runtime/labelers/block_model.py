@@ -55,6 +55,9 @@ class BlockModelLabeler:
     """
 
     name = "block-model"
+    # One forward pass per page anyway; batching pages would only keep more page trees alive (measured:
+    # 16 at a time cost ~0.5 ms per page of extra garbage collection, ~3 % of the pipeline).
+    pages_per_call = 1
 
     def __init__(
         self,

@@ -191,6 +191,7 @@ class HeuristicLabeler:
     """Text/link-density labeler with boilerplate names and a neighbour pass; no model, no training data."""
 
     name = "heuristic"
+    pages_per_call = 1  # page by page
 
     def label(self, pages: Sequence[PageBlocks]) -> list[Labels]:
         """One :class:`Labels` per page, ``main[i]`` for ``pages[k].blocks[i]``."""
