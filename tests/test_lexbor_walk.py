@@ -72,3 +72,25 @@ def test_a_walker_failing_the_probe_is_not_used(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(dom, "_load_walker", lambda: True)
     assert not dom.c_walker_in_use()
     assert dom.serialize(dom.parse("<p>kept</p>")) == "<html><head></head><body><p>kept</p></body></html>"
+
+
+def test_walker_counts_as_fresh_where_its_sources_are_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from extract_trt.runtime import compiled_core
+
+    if compiled_core._built("lexbor_walk") is None:
+        pytest.skip("C walker not built")
+    assert compiled_core.fresh("lexbor_walk")
+    # a wheel holds the built module but not lexbor_walk.pyx / dom.pxd
+    monkeypatch.setitem(compiled_core.CYTHON_MODULES, "lexbor_walk", ("not-installed.pyx", "not-installed.pxd"))
+    assert compiled_core.fresh("lexbor_walk")
+
+
+def test_the_references_mapping_attribute_is_dropped_by_both_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The reference strips every data-uid (its own marks and the page's) before writing its map.
+    html = "<div data-uid='7' class='c'><p data-uid>text</p><svg data-uid='s'><g data-uid='g'/></svg></div>"
+    for walker in (True, False):
+        if walker and not dom.c_walker_in_use():
+            continue
+        signature, serialized = _signature(html, walker, monkeypatch)
+        assert "data-uid" not in serialized
+        assert [attrs for _, attrs, *_ in signature[3:]] == [{"class": "c"}, {}, {}, {}]  # div p svg g

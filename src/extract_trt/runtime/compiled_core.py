@@ -63,11 +63,13 @@ def _built(name: str) -> Path | None:
 
 
 def fresh(name: str) -> bool:
-    """Whether the Cython module ``name`` (of :data:`CYTHON_MODULES`) is built from its current sources."""
+    """Whether the Cython module ``name`` (of :data:`CYTHON_MODULES`) is built, from its current sources
+    where they are present (a wheel installs only the built module)."""
     built = _built(name)
     if built is None:
         return False
-    newest = max((_HERE / source).stat().st_mtime for source in CYTHON_MODULES[name])
+    sources = [_HERE / source for source in CYTHON_MODULES[name]]
+    newest = max((path.stat().st_mtime for path in sources if path.exists()), default=0.0)
     return built.stat().st_mtime + _INSTALL_SKEW_S >= newest
 
 

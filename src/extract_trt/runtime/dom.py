@@ -220,11 +220,7 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                 if text:
                     _add_text(parent, kids, text)
             elif tag:
-                attrs = lex.attributes
-                if attrs and (None in attrs.values() or in_foreign or tag in _FOREIGN_ROOTS):
-                    # selectolax >= 1.0 gives qualified names, camel case in SVG/MathML (viewBox); the
-                    # reference's libxml2 lower-cases them as Lexbor's local names are
-                    attrs = {k.lower(): "" if v is None else v for k, v in attrs.items()}
+                attrs = _attrs(lex, in_foreign or tag in _FOREIGN_ROOTS)
                 count += 1
                 el = _add_element(tag, attrs, parent, kids, count, nesting)
                 inner_foreign = in_foreign
@@ -346,7 +342,7 @@ def _walker_enabled() -> bool:
 
 _PROBE_PAGE = (
     "<!DOCTYPE html><html lang=en><head><title>t</title><style>p{}</style></head><body class='a b' data-x>"
-    "<!-- c --><p id=p1>One &amp; <b>two</b> tail<br>line</p><my-widget Foo=1>w</my-widget><xmp><i></xmp>"
+    "<!-- c --><p id=p1 data-uid=u1>One &amp; <b data-uid>two</b> tail<br>line</p><my-widget Foo=1>w</my-widget><xmp><i></xmp>"
     "<template><p>in<template><i>deep</i></template></p></template><nav><a href='/x'>nav</a></nav>"
     "<svg viewBox='0 0 1 1'><use xlink:href='#i'/></svg><ul><li>a<source>b</li></ul>\u00e9\u4e2d</body></html>"
 )
@@ -392,6 +388,10 @@ def c_walker_in_use() -> bool:
     """Whether :func:`parse` builds trees with the C walker (:mod:`lexbor_walk`)."""
     return _walker_enabled()
 
+
+# The reference tags every element with ``data-uid`` for its own mapping and strips them all before writing
+# its map, the page's own ``data-uid`` attributes included; so they never reach its map or main HTML.
+REFERENCE_UID_ATTR = "data-uid"
 
 # Local names of the foreign attributes the HTML parser adjusts from a prefixed name (xlink:*, xml:*,
 # xmlns:xlink); other attribute names read back the same from Lexbor's serialization.
@@ -450,12 +450,16 @@ def _as_reference_reads(html: str) -> bytes:
     return data
 
 
-def _attrs(lex: LexborNode) -> dict[str, str]:
+def _attrs(lex: LexborNode, foreign: bool = False) -> dict[str, str]:
+    """``lex``'s attributes as the reference reads them: ``""`` for a valueless one, names lower-cased,
+    :data:`REFERENCE_UID_ATTR` left out. ``foreign``: an SVG/MathML element, where selectolax >= 1.0 gives
+    qualified camel-case names (``viewBox``) and libxml2 lower-cases them (HTML names come lower-cased)."""
     raw = lex.attributes
     if not raw:
         return {}
-    # (the tokenizer lower-cases the attribute names of HTML elements)
-    return {k: "" if v is None else v for k, v in raw.items()} if None in raw.values() else raw
+    if foreign or None in raw.values() or REFERENCE_UID_ATTR in raw:
+        return {k.lower(): "" if v is None else v for k, v in raw.items() if k != REFERENCE_UID_ATTR}
+    return raw
 
 
 def iter_tree(root: Node, *, processing: bool = False, expand: bool = True) -> Iterator[Node]:

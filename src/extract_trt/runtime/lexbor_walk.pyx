@@ -21,6 +21,10 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 from extract_trt.runtime.dom cimport Node, _add_element, _add_text
 
+from extract_trt.runtime import dom
+
+cdef str REFERENCE_UID_ATTR = dom.REFERENCE_UID_ATTR
+
 cdef extern from "<dlfcn.h>" nogil:
     void *dlopen(const char *filename, int flags)
     void *dlsym(void *handle, const char *symbol)
@@ -113,7 +117,8 @@ cdef inline str _utf8(const lxb_char_t *data, size_t length):
 
 
 cdef dict _attributes(void *element):
-    # As selectolax's ``attributes``, with "" for a valueless attribute (libxml2 reads one back so).
+    # dom._attrs: as selectolax's ``attributes``, with "" for a valueless attribute (libxml2 reads one back
+    # so), without the attribute the reference strips (Lexbor's local names are lower-case already).
     cdef dict attrs = {}
     cdef size_t length = 0
     cdef const lxb_char_t *name
@@ -123,8 +128,9 @@ cdef dict _attributes(void *element):
         name = attribute_name(attr, &length)
         if name != NULL:
             key = _utf8(name, length)
-            value = attribute_value(attr, &length)
-            attrs[key] = _utf8(value, length) if value != NULL else ""
+            if key != REFERENCE_UID_ATTR:
+                value = attribute_value(attr, &length)
+                attrs[key] = _utf8(value, length) if value != NULL else ""
         attr = next_attribute(attr)
     return attrs
 
