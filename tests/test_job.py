@@ -240,3 +240,15 @@ def test_cli_run_job(shards: dict[str, list[str]], tmp_path: Path) -> None:
     assert changed.exit_code == 2 and "other settings (changed: outputs)" in changed.output
     missing = runner.invoke(app, ["run-job", str(tmp_path / "none.warc.gz"), "-o", str(tmp_path / "o2")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_a_killed_runs_temp_files_are_removed(shards: dict[str, list[str]], tmp_path: Path) -> None:
+    # SIGKILL between the temp write and the rename leaves these behind (seen in test_resume_after_kill).
+    out = tmp_path / "out"
+    run_job(config(list(shards), out))
+    stale = [out / ".manifest.json.k1ll3d.tmp", out / f".{Path(next(iter(shards))).stem}.parquet.k1ll3d.tmp"]
+    for path in stale:
+        path.write_bytes(b"partial")
+    run_job(config(list(shards), out))
+    assert not [path for path in stale if path.exists()]
+    assert_exactly_once(out, shards)

@@ -26,7 +26,8 @@ from extract_trt.runtime.io import resolve_inputs, safe_name
 
 __all__ = ["JobLock", "JobPlan", "Shard", "plan_job", "resolve_shards"]
 
-_TEMP_FILE = re.compile(r"^\..+\.parquet\..+\.tmp$")
+# Temp files a killed run can leave: shard outputs being written and the manifest's atomic rewrite.
+_TEMP_FILE = re.compile(rf"^\.(?:.+\.parquet|{re.escape(MANIFEST_NAME)})\..+\.tmp$")
 _NAME_SUFFIXES = sorted({*SHARD_SUFFIXES, ".gz", ".zst"}, key=len, reverse=True)
 
 

@@ -64,6 +64,53 @@ ALLOW_PCDATA = frozenset(
     }
 )  # fmt: skip (measured on lxml 6.1 / libxml2 2.14)
 _HTML_SPACE = " \t\n\r\x0c"
+# libxml2 ends an open element when certain start tags begin directly inside it (its HTML 4 start-close
+# rules), where HTML5 lets them nest: `<h2><p>` is read as `<h2></h2><p>`, `<b><p>` as `<b></b><p>`. The
+# reference re-reads Modest's HTML5 tree with libxml2, so its blocks, map and main HTML have the closed
+# form. Element → the start tags that end it; measured on libxml2 2.14 (lxml 6.1) by parsing
+# `<outer><inner>` for every pair of HTML 4/5 tags (void elements left out: they have no content here).
+LIBXML2_CLOSED_BY: dict[str, frozenset[str]] = {
+    "a": frozenset("a fieldset table td th".split()),
+    "address": frozenset("dd dl dt form li ul".split()),
+    "b": frozenset("center p td th".split()),
+    "big": frozenset("p".split()),
+    "caption": frozenset("col colgroup tbody tfoot thead tr".split()),
+    "colgroup": frozenset("colgroup tbody tfoot thead tr".split()),
+    "dd": frozenset("dt".split()),
+    "dir": frozenset("dd dl dt form ul".split()),
+    "dl": frozenset("form li".split()),
+    "dt": frozenset("dd dl".split()),
+    "font": frozenset("center td th".split()),
+    "form": frozenset("form".split()),
+    "h1": frozenset("fieldset form li p table".split()),
+    "h2": frozenset("fieldset form li p table".split()),
+    "h3": frozenset("fieldset form li p table".split()),
+    "h4": frozenset("fieldset form li p table".split()),
+    "h5": frozenset("fieldset form li p table".split()),
+    "h6": frozenset("fieldset form li p table".split()),
+    "i": frozenset("center p td th".split()),
+    "legend": frozenset("fieldset".split()),
+    "li": frozenset("li".split()),
+    "listing": frozenset("dd dl dt fieldset form li table ul".split()),
+    "menu": frozenset("dd dl dt form ul".split()),
+    "ol": frozenset("form".split()),
+    "option": frozenset("optgroup option".split()),
+    "p": frozenset("address blockquote caption center col colgroup dd dir div dl dt fieldset form frameset h1 h2 h3 h4 h5 h6 hr li listing menu ol p pre table tbody td tfoot th title tr ul xmp".split()),
+    "pre": frozenset("dd dl dt fieldset form li table ul".split()),
+    "s": frozenset("p".split()),
+    "small": frozenset("p".split()),
+    "span": frozenset("td th".split()),
+    "strike": frozenset("p".split()),
+    "tbody": frozenset("tbody tfoot".split()),
+    "td": frozenset("tbody td tfoot th tr".split()),
+    "tfoot": frozenset("tbody".split()),
+    "th": frozenset("tbody td tfoot th tr".split()),
+    "thead": frozenset("tbody tfoot".split()),
+    "tr": frozenset("tbody tfoot tr".split()),
+    "tt": frozenset("p".split()),
+    "u": frozenset("p td th".split()),
+    "ul": frozenset("address form menu pre".split()),
+}  # fmt: skip
 # Template content is parsed again from its serialization, which includes the templates inside it, so
 # nested templates cost quadratic time (5,000 nested <template> took 30 s). Deeper ones stay empty.
 MAX_TEMPLATE_NESTING = 8
@@ -124,14 +171,20 @@ def _add_text(parent: Node, kids: list, text: str) -> None:
         parent.text = parent.ptext = text if parent.text is None else parent.text + text
 
 
-def _add_element(tag: str, attrs: dict, parent: Node, kids: list, index: cython.Py_ssize_t, nesting: list) -> Node:
+def _add_element(
+    tag: str, attrs: dict, parent: Node, kids: list, index: cython.Py_ssize_t, nesting: list, closing: list
+) -> Node:
     """Tree build: a new element, the last child of ``parent`` (whose children list is ``kids``), number
-    ``index`` in document order; libxml2's nesting voids are noted in ``nesting`` for the fix-up."""
+    ``index`` in document order. Noted for :func:`_reread_like_libxml2`: libxml2's nesting voids in
+    ``nesting``, elements that libxml2 would not let start inside ``parent`` in ``closing``."""
     el = _new_node(tag, attrs, parent)
     el.index = index
     kids.append(el)
     if tag in LIBXML2_NESTING_VOIDS:
         nesting.append(el)
+    closed_by = LIBXML2_CLOSED_BY.get(parent.tag)
+    if closed_by is not None and tag in closed_by:
+        closing.append(el)
     return el
 
 
@@ -191,6 +244,7 @@ def materialize(node: Node) -> None:
 def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
     """Convert ``first`` and its following siblings (with their descendants) into children of ``top``."""
     nesting: list[Node] = []
+    closing: list[Node] = []
     foreign: list[tuple[LexborNode, Node]] = []
     keep_alive = []  # template contents are parsed separately; their trees must outlive the walk
     names: dict = _TAG_NAMES
@@ -222,7 +276,7 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
             elif tag:
                 attrs = _attrs(lex, in_foreign or tag in _FOREIGN_ROOTS)
                 count += 1
-                el = _add_element(tag, attrs, parent, kids, count, nesting)
+                el = _add_element(tag, attrs, parent, kids, count, nesting, closing)
                 inner_foreign = in_foreign
                 if tag in _FOREIGN_ROOTS:
                     foreign.append((lex, el))
@@ -244,12 +298,55 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
             lex = lex.next
     for lex, el in foreign:
         _restore_foreign_attr_names(el, lambda lex=lex: lex.html)
-    _nest_all_following(nesting)
+    _reread_like_libxml2(top, nesting, closing)
 
 
-def _nest_all_following(nesting: list[Node]) -> None:
+def _reread_like_libxml2(top: Node, nesting: list[Node], closing: list[Node]) -> None:
+    """The tree under ``top`` as libxml2 reads it back from its serialization (what the reference works
+    on): content after a nesting void goes inside it, then start-close rules end elements early."""
     for el in nesting:  # document order, so a later one is already inside an earlier one
         _nest_following(el)
+    if closing:  # (rare: only pages with such a pair are walked again)
+        _close_started(top)
+
+
+def _close_started(top: Node) -> None:
+    """libxml2's start-close rules over ``top``'s subtree, in document order: an element with a child in
+    ``LIBXML2_CLOSED_BY[its tag]`` ends before that child (:func:`_end_before`); the child is then checked
+    against its new parent, as libxml2 checks each start tag against the element open at that point."""
+    kid: Node
+    stack: list[tuple[Node, int]] = [(top, 0)]
+    while stack:
+        node, i = stack.pop()
+        kids = node.children
+        closed_by = LIBXML2_CLOSED_BY.get(node.tag)
+        while i < len(kids):
+            kid = kids[i]
+            if closed_by is not None and kid.tag in closed_by and node.parent is not None:
+                _end_before(node, i)  # the parent's entry on the stack goes on with the moved child
+                break
+            if kid.children:
+                stack.append((node, i + 1))
+                stack.append((kid, 0))
+                break
+            i += 1
+
+
+def _end_before(el: Node, pos: int) -> None:
+    """``el`` ends before its child number ``pos``: that child and the ones after it follow ``el`` in its
+    parent, and ``el``'s tail comes after them (libxml2 ignores the end tag that no longer matches)."""
+    parent = el.parent
+    moved = el.children[pos:]
+    el.children = el.pchildren = el.children[:pos]
+    siblings = parent.children
+    at = next(i for i, kid in enumerate(siblings) if kid is el)
+    parent.children = parent.pchildren = siblings[: at + 1] + moved + siblings[at + 1 :]
+    for kid in moved:
+        kid.parent = parent
+    if el.tail is not None:
+        last = moved[-1]
+        last.tail = last.ptail = el.tail if last.tail is None else last.tail + el.tail
+        el.tail = el.ptail = None
 
 
 # Lexbor's ids of the standard tag names are fixed; custom element names get per-document ids (large
@@ -322,12 +419,12 @@ class LexborTree:
 
 def _walk(tree: LexborTree, first: int, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
     """:func:`_build` by the C walker, from the Lexbor node at address ``first``."""
-    nesting, foreign = _LEXBOR_WALK.build(
+    nesting, closing, foreign = _LEXBOR_WALK.build(
         tree, first, top, templates, lazy_tags, _TAG_NAMES, _STANDARD_TAG_IDS, _FOREIGN_ROOTS, MAX_TEMPLATE_NESTING
     )
     for owner, address, el in foreign:
         _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.html_at(address))
-    _nest_all_following(nesting)
+    _reread_like_libxml2(top, nesting, closing)
 
 
 def _walker_enabled() -> bool:

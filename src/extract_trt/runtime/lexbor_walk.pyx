@@ -158,10 +158,12 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
     """Convert the Lexbor node at address ``first`` and its following siblings (with their descendants)
     into children of ``top``; ``tree`` is the :class:`dom.LexborTree` they belong to.
 
-    Returns ``(nesting, foreign)`` for dom's fix-ups: the libxml2 nesting voids, in document order, and
-    ``(tree, address, Node)`` of each SVG/MathML element.
+    Returns ``(nesting, closing, foreign)`` for dom's fix-ups: the libxml2 nesting voids and the elements
+    that libxml2 would not let start inside their parent, in document order, and ``(tree, address, Node)``
+    of each SVG/MathML element.
     """
     cdef list nesting = []
+    cdef list closing = []
     cdef list foreign = []
     cdef list work = [(tree, first, top, templates, False)]
     cdef list kids
@@ -200,7 +202,7 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
                 tag = _tag_name(lex, tag_id, names, standard_ids)
             if tag:
                 count += 1
-                el = _add_element(tag, _attributes(lex), parent, kids, count, nesting)
+                el = _add_element(tag, _attributes(lex), parent, kids, count, nesting, closing)
                 inner_foreign = in_foreign
                 if tag in foreign_roots:
                     foreign.append((tree, <size_t>lex, el))
@@ -224,4 +226,4 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
                         work.append((child_tree, <size_t>child, el, inner, inner_foreign))
                         break
             lex = next_sibling(lex)
-    return nesting, foreign
+    return nesting, closing, foreign
