@@ -154,7 +154,7 @@ def _init_node(node: Node, tag: str, attrs: dict, parent: Node | None) -> None:
     node.block_type_mark = False  # `cc-block-type="true"`: an inline element that holds blocks
     node.select = None  # `cc-select` value copied onto a block by the mapping
     node.index = 0  # document order in the original tree
-    node.lazy = None  # content not built yet (see parse's ``lazy_tags``): (first Lexbor child, templates)
+    node.lazy = None  # content not built yet (see parse's ``lazy_tags``): (LexborTree or None, first node, templates)
 
 
 def _add_text(parent: Node, kids: list, text: str) -> None:
