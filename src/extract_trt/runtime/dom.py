@@ -357,7 +357,12 @@ _FOREIGN_ROOTS = frozenset({"svg", "math"})
 
 
 def _tag_name(lex: LexborNode, tag_id: int) -> str:
-    tag = lex.tag
+    return name_of_tag(lex.tag, tag_id)
+
+
+def name_of_tag(tag: str | None, tag_id: int) -> str:
+    """Our name for a Lexbor node whose selectolax ``tag`` is ``tag`` (``-text`` for text, ``-comment`` …
+    for other non-elements): lower-cased, ``""`` for what the tree leaves out; cached by standard tag id."""
     name = "" if tag is None or tag[0] in "_!" or (tag[0] == "-" and tag != "-text") else tag.lower()
     if tag_id < _STANDARD_TAG_IDS:
         _TAG_NAMES[tag_id] = name
@@ -420,7 +425,7 @@ class LexborTree:
 def _walk(tree: LexborTree, first: int, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
     """:func:`_build` by the C walker, from the Lexbor node at address ``first``."""
     nesting, closing, foreign = _LEXBOR_WALK.build(
-        tree, first, top, templates, lazy_tags, _TAG_NAMES, _STANDARD_TAG_IDS, _FOREIGN_ROOTS, MAX_TEMPLATE_NESTING
+        tree, first, top, templates, lazy_tags, _TAG_NAMES, _FOREIGN_ROOTS, MAX_TEMPLATE_NESTING
     )
     for owner, address, el in foreign:
         _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.html_at(address))

@@ -13,7 +13,7 @@ It is optional and checked: :mod:`dom` uses it only in the compiled build, after
 as the selectolax walk on a probe page; anything missing (a platform without ``dlopen``, a selectolax
 without these symbols) leaves the selectolax walk in place. The walk mirrors ``dom._build`` step for step;
 the rare parts that need a node's serialized HTML (``<template>`` content, SVG/MathML attribute names)
-go back to selectolax nodes through the ``tree`` object's lookups.
+get it from Lexbor's serializer by address (:func:`html`).
 """
 
 from cpython.exc cimport PyErr_CheckSignals
@@ -74,7 +74,7 @@ cdef void *_symbol(void *handle, str name) except NULL:
     return address
 
 
-def load(str library: str) -> None:
+def load(str library) -> None:
     """Find Lexbor's accessor functions in selectolax's extension module (already loaded, at ``library``)."""
     global first_child, next_sibling, tag_id_of, type_of, first_attribute, next_attribute
     global attribute_name, attribute_value, qualified_name, text_content, destroy_text
@@ -135,26 +135,25 @@ cdef dict _attributes(void *element):
     return attrs
 
 
-cdef str _tag_name(void *node, size_t tag_id, dict names, size_t standard_ids):
-    # dom._tag_name for a node known by address (same names, same cache).
+cdef str _tag_name(void *node, size_t tag_id):
+    # dom._tag_name for a node known by address: selectolax's ``tag`` of it, then the same naming and cache.
     cdef size_t length = 0
     cdef const lxb_char_t *data
-    cdef str name = ""
+    tag = None
     kind = type_of(node)
     if kind == TEXT_NODE:
-        name = "-text"
+        tag = "-text"
     elif kind == ELEMENT_NODE:
         data = qualified_name(node, &length)
         if data != NULL:
-            name = _utf8(data, length)
-            name = "" if not name or name[0] in "_!-" else name.lower()
-    if tag_id < standard_ids:
-        names[tag_id] = name
-    return name
+            tag = _utf8(data, length) or None
+    else:
+        tag = "-other"  # comments, doctypes: left out
+    return dom.name_of_tag(tag, tag_id)
 
 
 def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tags, dict names,
-          size_t standard_ids, frozenset foreign_roots, Py_ssize_t max_templates):
+          frozenset foreign_roots, Py_ssize_t max_templates):
     """Convert the Lexbor node at address ``first`` and its following siblings (with their descendants)
     into children of ``top``; ``tree`` is the :class:`dom.LexborTree` they belong to.
 
@@ -187,19 +186,17 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
         while lex != NULL:
             if type_of(lex) == TEXT_NODE:
                 data = text_content(lex, &length)
-                if data == NULL:
-                    lex = next_sibling(lex)
-                    continue
-                text = _utf8(data, length) if length else ""
-                destroy_text(<void *>document, data)
-                if text:
-                    _add_text(parent, kids, text)
+                if data != NULL:
+                    text = _utf8(data, length) if length else None
+                    destroy_text(<void *>document, data)
+                    if text:
+                        _add_text(parent, kids, text)
                 lex = next_sibling(lex)
                 continue
             tag_id = tag_id_of(lex)
             tag = names.get(tag_id)
             if tag is None:
-                tag = _tag_name(lex, tag_id, names, standard_ids)
+                tag = _tag_name(lex, tag_id)
             if tag:
                 count += 1
                 el = _add_element(tag, _attributes(lex), parent, kids, count, nesting, closing)
