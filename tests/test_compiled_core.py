@@ -1,6 +1,6 @@
-"""The compiled core (Cython build of the hot-path modules from their .py sources) against the same sources
-run interpreted: same blocks, simplified HTML, map and main content, byte for byte, on real pages; and the
-switch that picks between them."""
+"""The compiled core (Cython build of the hot-path modules from their .py sources, and the C loops of the
+block features) against the same sources run interpreted: same blocks, simplified HTML, map, main content
+and model features, byte for byte, on real pages; and the switch that picks between them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 import extract_trt.runtime as runtime
 from extract_trt.runtime.compiled_core import COMPILED_MODULES, PURE_PYTHON_ENV
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # Runs in a fresh interpreter (compiled or interpreted per the environment): prints one line per page with
 # everything the simplifier and reconstruction produce for it.
@@ -25,6 +25,7 @@ import dataclasses, gzip, json, sys
 import numpy as np
 import extract_trt.runtime as runtime
 from extract_trt.runtime.convert import to_markdown
+from extract_trt.runtime.features import page_features
 from extract_trt.runtime.reconstruct import reconstruct_main
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.simplify_v1 import DRIPPER_V1
@@ -36,7 +37,8 @@ for html in json.load(sys.stdin):
         main = np.arange(len(page.blocks)) % 3 != 1
         content = reconstruct_main(page, Labels(main=main, labeler="test"))
         print(json.dumps([page.simplified_html, [dataclasses.astuple(b) for b in page.blocks],
-                          content.html, to_markdown(content), page.map_html]))
+                          content.html, to_markdown(content), page.map_html,
+                          [a.tolist() for a in page_features(page).arrays()]]))
 """
 
 
@@ -84,12 +86,13 @@ def test_runtime_switch_picks_the_interpreted_sources() -> None:
 
 
 @pytest.mark.skipif(os.environ.get("EXTRACT_TRT_REQUIRE_COMPILED") != "1", reason="only where a compiler is known")
-def test_compiled_core_and_c_walker_were_built() -> None:
+def test_compiled_core_c_walker_and_feature_loops_were_built() -> None:
     # setup.py lets a failing Cython compile fall back to the sources; CI must notice that (.ci/run)
-    from extract_trt.runtime import dom
+    from extract_trt.runtime import dom, features
 
     assert runtime.compiled(), "the compiled core did not build: see the Cython output of pip install -v"
     assert dom.c_walker_in_use(), "the C tree walker did not build or failed its probe"
+    assert features._C is not None, "the C loops of the block features (feature_hash.pyx) did not build"
 
 
 @pytest.mark.skipif(not runtime.compiled(), reason="compiled core not built (no Cython/compiler at install time)")

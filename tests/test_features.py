@@ -8,7 +8,7 @@ import pytest
 
 from extract_trt import simplify
 from extract_trt.runtime.features import (
-    BUCKETS, CHARS, MARKUP, MAX_TRIGRAM_TEXT, N_DENSE, N_FIELDS, WORDS, page_features, windows,
+    BUCKETS, CHARS, MARKUP_KINDS, MAX_TRIGRAM_TEXT, N_DENSE, TEXT_FIELDS, WORDS, page_features, windows,
 )  # fmt: skip
 
 PAGE = """<html><body><nav class="main-menu"><a href="/">Home</a> <a href="/about">About us</a></nav>
@@ -23,21 +23,52 @@ def test_fields_and_ranges():
     n = len(page)
     assert f.dense.shape == (n, N_DENSE) and f.dense.dtype == np.float32
     assert f.ids.dtype == np.int64 and f.bags.dtype == np.int64 and len(f.ids) == len(f.bags)
+    assert f.markup.shape == (n, MARKUP_KINDS) and f.markup.dtype == np.int64
     assert f.ids.min() >= 1 and f.ids.max() < BUCKETS  # row 0 is never used
-    assert f.bags.min() >= 0 and f.bags.max() < n * N_FIELDS
-    per_block = np.bincount(f.bags, minlength=n * N_FIELDS).reshape(n, N_FIELDS)
+    assert f.bags.min() >= 0 and f.bags.max() < (TEXT_FIELDS + MARKUP_KINDS) * n
+    assert f.markup.min() >= 0 and f.markup.max() < MARKUP_KINDS * n
+    per_row = np.bincount(f.bags, minlength=(TEXT_FIELDS + MARKUP_KINDS) * n)
     texts = [b.text for b in page.blocks]
     for i, text in enumerate(texts):
-        assert (per_block[i, WORDS] > 0) == bool(text.strip())
-        assert per_block[i, MARKUP] > 0  # every block has at least its tag
+        assert (f.text_ids_per_block(WORDS)[i] > 0) == bool(text.strip())
+        assert per_row[TEXT_FIELDS * n + f.markup[i]].sum() > 0  # every block has at least its tag
     paragraph = texts.index(next(t for t in texts if t.startswith("Night trains are")))
-    assert per_block[paragraph, CHARS] == min(len(" ".join(texts[paragraph].split())), MAX_TRIGRAM_TEXT) - 2
+    assert f.text_ids_per_block(CHARS)[paragraph] == min(len(" ".join(texts[paragraph].split())), MAX_TRIGRAM_TEXT) - 2
+
+
+def _block_bags(f) -> list[list[list[int]]]:
+    """Per block, the sorted ids of its WORDS, CHARS and MARKUP bags (markup: its kinds' strings joined)."""
+    n = f.n_blocks
+    rows = [[] for _ in range((TEXT_FIELDS + MARKUP_KINDS) * n)]
+    for i, row in zip(f.ids.tolist(), f.bags.tolist()):
+        rows[row].append(i)
+    return [
+        [sorted(rows[TEXT_FIELDS * b + WORDS]), sorted(rows[TEXT_FIELDS * b + CHARS]),
+         sorted(i for k in f.markup[b] for i in rows[TEXT_FIELDS * n + k])]
+        for b in range(n)
+    ]  # fmt: skip
+
+
+def test_markup_hashed_once_per_distinct_string_equals_hashing_each_block():
+    """Blocks with equal markup strings share rows, and each block's markup bag holds the ids of its own
+    names, its ancestors' names and its path, as if every block were hashed alone."""
+    from extract_trt.runtime.features import MAX_ANCESTORS, MAX_MARKUP, MAX_PATH, _word_hashes
+
+    page = simplify(PAGE)
+    f = page_features(page)
+    assert len(np.unique(f.markup)) < MARKUP_KINDS * f.n_blocks  # the page repeats some markup
+    for block, (_, _, markup) in zip(page.blocks, _block_bags(f)):
+        expected = []
+        for salt, text in ((3, f"{block.tag} {block.classes} {block.element_id}"[:MAX_MARKUP].lower()),
+                           (5, block.ancestor_names[:MAX_ANCESTORS].lower()), (7, block.tag_path[-MAX_PATH:])):  # fmt: skip
+            expected += _word_hashes([text], salt)[0].astype(np.int64).tolist()
+        assert markup == sorted(expected)
 
 
 def test_cjk_characters_are_words():
     page = simplify("<html><body><p>東京から大阪</p><p>Tokyo Osaka</p></body></html>")
     f = page_features(page)
-    words = np.bincount(f.bags[f.bags % N_FIELDS == WORDS] // N_FIELDS, minlength=2)
+    words = f.text_ids_per_block(WORDS)
     assert words[0] == 6 + 5  # six characters, five bigrams
     assert words[1] == 2 + 1
 
@@ -45,9 +76,7 @@ def test_cjk_characters_are_words():
 def test_same_text_same_ids_and_case_folding():
     a = page_features(simplify("<html><body><p>Alpha beta gamma.</p></body></html>"))
     b = page_features(simplify("<html><body><p>ALPHA Beta gamma.</p></body></html>"))
-    word_a = a.ids[a.bags % N_FIELDS == WORDS]
-    word_b = b.ids[b.bags % N_FIELDS == WORDS]
-    assert np.array_equal(word_a, word_b)
+    assert _block_bags(a)[0][WORDS] == _block_bags(b)[0][WORDS]
 
 
 def test_hashes_do_not_depend_on_the_process():
@@ -71,14 +100,15 @@ def test_windows_cover_every_block_once(n, size, overlap):
     assert (taken == 1).all()
 
 
-def test_window_slices_features_like_a_smaller_page():
+@pytest.mark.parametrize("start,stop", [(1, 3), (0, 2), (2, 4), (3, 4)])
+def test_window_slices_features_like_a_smaller_page(start, stop):
     page = simplify(PAGE)
     f = page_features(page)
-    part = f.window(1, 3)
-    assert part.n_blocks == 2
-    assert np.array_equal(part.dense, f.dense[1:3])
-    keep = (f.bags >= N_FIELDS) & (f.bags < 3 * N_FIELDS)
-    assert np.array_equal(part.ids, f.ids[keep]) and np.array_equal(part.bags, f.bags[keep] - N_FIELDS)
+    part = f.window(start, stop)
+    assert part.n_blocks == stop - start
+    assert np.array_equal(part.dense, f.dense[start:stop])
+    assert part.bags.max() < (TEXT_FIELDS + MARKUP_KINDS) * part.n_blocks and part.markup.max() < MARKUP_KINDS * part.n_blocks
+    assert _block_bags(part) == _block_bags(f)[start:stop]
 
 
 def test_character_class_table_matches_the_rules():
@@ -87,15 +117,6 @@ def test_character_class_table_matches_the_rules():
     cps = np.concatenate([np.arange(0, 0x3000, 7), np.random.default_rng(0).integers(0, 0x110000, 20000)]).astype(np.uint64)
     for table, rule in zip(_word_mask(cps), _classify(cps)):
         assert np.array_equal(table, rule)
-
-
-def test_markup_hashed_once_per_distinct_string_equals_hashing_each():
-    from extract_trt.runtime.features import _shared_hashes, _word_hashes
-
-    texts = ["nav menu-item", "post body", "nav menu-item", "", "post body", "sidebar", "nav menu-item"]
-    ids, owners = _shared_hashes(texts, salt=5)
-    ref_ids, ref_owners, _ = _word_hashes(texts, salt=5)
-    assert sorted(zip(owners.tolist(), ids.tolist())) == sorted(zip(ref_owners.tolist(), ref_ids.tolist()))
 
 
 def test_character_counts():
@@ -108,7 +129,7 @@ def test_character_counts():
 def test_trigrams_only_from_the_start_of_long_blocks():
     long_text = " ".join(f"word{i}" for i in range(400))
     f = page_features(simplify(f"<html><body><p>{long_text}</p><p>ab cd</p></body></html>"))
-    chars = np.bincount(f.bags[f.bags % N_FIELDS == CHARS] // N_FIELDS, minlength=2)
+    chars = f.text_ids_per_block(CHARS)
     assert chars.tolist() == [MAX_TRIGRAM_TEXT - 2, 3]
 
 
@@ -126,3 +147,29 @@ def test_repeated_structure_numbers():
     assert repeats[share, 2] > 0 and repeats[item, 2] == 0 and repeats[lone, 2] == 0  # "Share" twice
     items_share = repeats[[i for i, t in enumerate(texts) if t.startswith("Story")], 1]
     assert np.allclose(items_share, items_share[0]) and 0 < items_share[0] < 1
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [],
+        ["", "a", "ab", "abc"],
+        ["東京から大阪", "x" * 50 + " y", "emoji 😀 𝔘nicode\U0001f600 end", "\n\n", "  spaced   out  "],
+        ["İstanbul ÉTÉ 123,5!", "a\nb\nc", "한국어 텍스트。", "_under_score_ and-dash"],
+    ],
+)
+def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):
+    """feature_hash.pyx (the compiled build) and the NumPy code give the same arrays, edge cases included."""
+    from extract_trt.runtime import features
+
+    if features._C is None:
+        pytest.skip("the C loops are not built (interpreted install)")
+    steps = (lambda: features._word_hashes(texts, 0), lambda: features._char_trigrams(texts, 8),
+             lambda: (features._char_counts(texts),))  # fmt: skip
+    for step in steps:
+        compiled = step()
+        monkeypatch.setattr(features, "_C", None)
+        interpreted = step()
+        monkeypatch.undo()
+        for c, i in zip(compiled, interpreted):
+            assert c.dtype == i.dtype and np.array_equal(c, i)

@@ -23,10 +23,10 @@ import warnings
 from pathlib import Path
 
 # Runtime modules compiled by setup.py, in dependency order.
-COMPILED_MODULES = ("dom", "simplify", "reconstruct", "markdown", "convert")
+COMPILED_MODULES = ("dom", "simplify", "reconstruct", "markdown", "convert", "features")
 # Modules written in Cython proper (no interpreted twin; used only by the compiled core, when present),
 # with the sources they are built from.
-CYTHON_MODULES = {"lexbor_walk": ("lexbor_walk.pyx", "dom.pxd")}
+CYTHON_MODULES = {"lexbor_walk": ("lexbor_walk.pyx", "dom.pxd"), "feature_hash": ("feature_hash.pyx",)}
 PURE_PYTHON_ENV = "EXTRACT_TRT_PURE_PYTHON"
 _PACKAGE = "extract_trt.runtime"
 _HERE = Path(__file__).resolve().parent

@@ -1,7 +1,8 @@
 """Block features for the built-in block model: hashed text and markup n-grams plus layout numbers.
 
 One call per page, vectorised over all of its blocks (NumPy over the page's code points, no Python loop
-per character):
+per character; in the compiled build the three per-character passes — word hashes, character trigrams,
+character counts — run as C loops instead, ``feature_hash.pyx``, which give the same arrays):
 
 * **bags** — hashed ids of three fields per block, looked up in one embedding table by the model:
   ``WORDS`` (lower-cased ``\\w``-runs and their bigrams; every CJK/kana/hangul character is a word of its
@@ -10,8 +11,12 @@ per character):
   because a long paragraph's trigrams add little that its words do not, and were most of a page's ids),
   ``MARKUP`` (the block's tag, the tags of its path, its own and its nearest ancestors' ``class``/``id``
   tokens split on non-alphanumerics and camelCase, each kind hashed apart so ``nav`` in a class differs
-  from a ``<nav>`` ancestor; a page's blocks share few markup strings, so each distinct one is hashed
-  once). ``ids[k]`` goes to bag ``bag[k] = block * N_FIELDS + field``.
+  from a ``<nav>`` ancestor). The model sums each bag's embeddings into one row: block ``b``'s text field
+  ``f`` is row ``b * TEXT_FIELDS + f``. A page's blocks share few markup strings (half of all ids were
+  markup, repeated block after block), so each distinct string of each markup kind (own names, ancestors'
+  names, path) is hashed and summed once: they are rows ``TEXT_FIELDS * n_blocks + k`` (``k <
+  MARKUP_KINDS * n_blocks``), and ``markup[b]`` holds the three ``k`` of block ``b``, whose sums and counts
+  the model adds into the block's markup bag. ``bags[i]`` is the row of ``ids[i]``.
 * **dense** — ``N_DENSE`` layout numbers per block (lengths, link density, punctuation, digits, upper
   case, depth, position on the page, tag kind, content type, repeated structure, …), scaled to roughly
   unit range.
@@ -29,10 +34,17 @@ import numpy as np
 
 from extract_trt.runtime.types import PageBlocks
 
-__all__ = ["BUCKETS", "N_DENSE", "N_FIELDS", "BlockFeatures", "page_features", "windows"]
+try:
+    import cython
+except ImportError:  # no Cython: the interpreted package
+    from extract_trt.runtime import _cython_shim as cython
+
+__all__ = ["BUCKETS", "MARKUP_KINDS", "N_DENSE", "N_FIELDS", "TEXT_FIELDS", "BlockFeatures", "page_features", "windows"]
 
 BUCKETS = 1 << 15  # rows of the hashed embedding table
 WORDS, CHARS, MARKUP = 0, 1, 2
+TEXT_FIELDS = 2  # WORDS and CHARS: one bag per block; MARKUP: one bag per distinct markup of the page
+MARKUP_KINDS = 3  # own tag/class/id names, ancestors' names, path tags: the parts of a block's MARKUP bag
 N_FIELDS = 3
 MAX_TEXT = 1500  # characters of a block's text that are hashed (the simplifier truncates most at 500)
 MAX_MARKUP = 300  # characters of a block's own class/id strings that are hashed
@@ -67,22 +79,48 @@ _CHAR_MUL = np.array([0x100000001B3, 0x1000193, 0x5BD1E995], dtype=np.uint64)
 
 @dataclass(slots=True)
 class BlockFeatures:
-    """Model inputs of one page: ``ids``/``bags`` int64 ``[T]``, ``dense`` float32 ``[n_blocks, N_DENSE]``."""
+    """Model inputs of one page: ``ids``/``bags`` int64 ``[T]``, ``dense`` float32 ``[n_blocks, N_DENSE]``,
+    ``markup`` int64 ``[n_blocks, MARKUP_KINDS]`` (the bag layout is in the module docstring)."""
 
     ids: np.ndarray
     bags: np.ndarray
     dense: np.ndarray
+    markup: np.ndarray
 
     @property
     def n_blocks(self) -> int:
         return len(self.dense)
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, bags, dense, markup)``: the model's inputs in order."""
+        return self.ids, self.bags, self.dense, self.markup
+
+    def text_ids_per_block(self, field: int) -> np.ndarray:
+        """How many ids each block has in the text field ``field`` (``WORDS`` or ``CHARS``)."""
+        rows = TEXT_FIELDS * self.n_blocks
+        counts = np.bincount(self.bags[self.bags < rows], minlength=rows)
+        return counts.reshape(self.n_blocks, TEXT_FIELDS)[:, field]
+
+    def keep_ids(self, keep: np.ndarray) -> BlockFeatures:
+        """The same page with only the ids where ``keep`` is true."""
+        return BlockFeatures(ids=self.ids[keep], bags=self.bags[keep], dense=self.dense, markup=self.markup)
+
     def window(self, start: int, stop: int) -> BlockFeatures:
         """The features of blocks ``start..stop-1`` as a page of their own."""
-        if start == 0 and stop >= self.n_blocks:
+        n = self.n_blocks
+        if start == 0 and stop >= n:
             return self
-        keep = (self.bags >= start * N_FIELDS) & (self.bags < stop * N_FIELDS)
-        return BlockFeatures(ids=self.ids[keep], bags=self.bags[keep] - start * N_FIELDS, dense=self.dense[start:stop])
+        size = stop - start
+        used, markup = np.unique(self.markup[start:stop], return_inverse=True)
+        row = np.full((TEXT_FIELDS + MARKUP_KINDS) * n, -1, dtype=np.int64)  # each row's row in the window; -1: none
+        row[TEXT_FIELDS * start : TEXT_FIELDS * stop] = np.arange(TEXT_FIELDS * size)
+        row[TEXT_FIELDS * n + used] = TEXT_FIELDS * size + np.arange(len(used))
+        bags = row[self.bags]
+        keep = bags >= 0
+        return BlockFeatures(
+            ids=self.ids[keep], bags=bags[keep], dense=self.dense[start:stop],
+            markup=markup.reshape(size, MARKUP_KINDS).astype(np.int64),
+        )  # fmt: skip
 
 
 def windows(n_blocks: int, size: int, overlap: int) -> list[tuple[int, int, int, int]]:
@@ -106,31 +144,44 @@ def windows(n_blocks: int, size: int, overlap: int) -> list[tuple[int, int, int,
 def page_features(page: PageBlocks) -> BlockFeatures:
     """Features of every block of ``page`` (block order)."""
     blocks = page.blocks
+    n = len(blocks)
     texts = [b.text[:MAX_TEXT].lower() for b in blocks]
     word_ids, word_owner, n_words = _word_hashes(texts)
     char_ids, char_owner = _char_trigrams(texts, MAX_TRIGRAM_TEXT)
-    # markup: the block's own class/id tokens, its ancestors' and its path's tags, each hashed apart
-    own_ids, own_owner = _shared_hashes([f"{b.tag} {b.classes} {b.element_id}"[:MAX_MARKUP].lower() for b in blocks], salt=3)
-    above_ids, above_owner = _shared_hashes([b.ancestor_names[:MAX_ANCESTORS].lower() for b in blocks], salt=5)
-    path_ids, path_owner = _shared_hashes([b.tag_path[-MAX_PATH:] for b in blocks], salt=7)
-    ids = np.concatenate([word_ids, char_ids, own_ids, above_ids, path_ids])
-    bags = np.concatenate([
-        word_owner * N_FIELDS + WORDS, char_owner * N_FIELDS + CHARS,
-        np.concatenate([own_owner, above_owner, path_owner]) * N_FIELDS + MARKUP,
-    ])  # fmt: skip
-    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=_dense(page, texts, n_words))
+    # markup: the block's own tag/class/id tokens, its ancestors' names and its path's tags, each kind
+    # hashed apart, each distinct string once
+    kinds = (
+        (3, [f"{b.tag} {b.classes} {b.element_id}"[:MAX_MARKUP].lower() for b in blocks]),
+        (5, [b.ancestor_names[:MAX_ANCESTORS].lower() for b in blocks]),
+        (7, [b.tag_path[-MAX_PATH:] for b in blocks]),
+    )
+    markup = np.zeros((n, MARKUP_KINDS), dtype=np.int64)
+    markup_ids, markup_rows = [], []
+    offset = 0
+    for kind, (salt, strings) in enumerate(kinds):
+        which, distinct = _distinct(strings)
+        kind_ids, owner, _ = _word_hashes(distinct, salt)
+        markup[:, kind] = which + offset
+        markup_ids.append(kind_ids)
+        markup_rows.append(owner + (TEXT_FIELDS * n + offset))
+        offset += len(distinct)
+    ids = np.concatenate([word_ids, char_ids, *markup_ids])
+    bags = np.concatenate([word_owner * TEXT_FIELDS + WORDS, char_owner * TEXT_FIELDS + CHARS, *markup_rows])
+    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=_dense(page, texts, n_words), markup=markup)
 
 
 def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of the joined texts and, per code point, the index of its text (-1 on separators)."""
-    joined = _SEP.join(texts)
-    cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    owner = np.repeat(np.arange(len(texts)), [len(t) + 1 for t in texts])[: len(cps)]
-    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    """Code points (uint32) of the texts joined with ``_SEP``, and each text's length in code points."""
+    cps = np.frombuffer(_SEP.join(texts).encode("utf-32-le"), dtype=np.uint32)
+    return cps, np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+
+
+def _owners(lengths: np.ndarray, size: int) -> np.ndarray:
+    """Per code point of :func:`_codepoints`, the index of its text (-1 on separators)."""
+    owner = np.repeat(np.arange(len(lengths)), lengths + 1)[:size]
     ends = np.cumsum(lengths + 1) - 1  # positions of the separators
-    owner = owner.copy()
-    owner[ends[ends < len(cps)]] = -1
-    return cps, owner
+    owner[ends[ends < size]] = -1
+    return owner
 
 
 def _classify(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,6 +203,7 @@ def _classify(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # the classes of the Basic Multilingual Plane as a lookup table (one gather instead of ~30 comparisons);
 # above it, 0x10000..0x1EFFF are letters and 0x1F000.. (emoji, symbols) are not
 _WORD_BMP, _ALONE_BMP = _classify(np.arange(0x10000, dtype=np.uint64))
+_WORD_BMP_U8, _ALONE_BMP_U8 = _WORD_BMP.view(np.uint8), _ALONE_BMP.view(np.uint8)  # for the C loops
 
 
 def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -174,17 +226,32 @@ def _finish(h: np.ndarray, salt: int) -> np.ndarray:
 def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hashed words and word bigrams of each text: (ids, owning text, words per text)."""
     n = len(texts)
-    empty = np.zeros(0, dtype=np.uint64)
-    if not n:
-        return empty, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    cps, owner = _codepoints(texts)
+    cps, lengths = _codepoints(texts)
+    if _C is not None:
+        raw, tok_owner = _C.word_tokens(cps, lengths, _WORD_BMP_U8, _ALONE_BMP_U8, _POWERS)
+    else:
+        raw, tok_owner = _word_tokens(cps, lengths)
+    with np.errstate(over="ignore"):
+        same = tok_owner[1:] == tok_owner[:-1]
+        bigram = raw[:-1][same] * _CHAR_MUL[0] + raw[1:][same]
+    ids = np.concatenate([_finish(raw, salt), _finish(bigram, salt + 1)])
+    owners = np.concatenate([tok_owner, tok_owner[1:][same]])
+    return ids, owners, np.bincount(tok_owner, minlength=n).astype(np.int64)
+
+
+def _word_tokens(cps32: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(raw polynomial hash of each word token, index of its text), NumPy version of
+    ``feature_hash.word_tokens``: a token is a run of word characters; a stand-alone character (CJK) is a
+    token of its own."""
+    cps = cps32.astype(np.uint64)
+    owner = _owners(lengths, len(cps))
     word, alone = _word_mask(cps)
     word &= owner >= 0
     prev_word = np.concatenate([[False], word[:-1]])
     prev_alone = np.concatenate([[False], alone[:-1]])
     start = word & (~prev_word | alone | prev_alone)
     if not start.any():
-        return empty, np.zeros(0, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
     token = np.cumsum(start) - 1  # token index of each character (valid where word)
     pos_in_token = np.arange(len(cps)) - np.flatnonzero(start)[token]
     idx = np.flatnonzero(word)
@@ -193,12 +260,7 @@ def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarra
         # a token's characters are contiguous in ``idx``: one segment sum per token (mod 2**64)
         first = np.flatnonzero(pos_in_token[idx] == 0)
         raw = np.add.reduceat(cps[idx] * powers, first)
-        tok_owner = owner[np.flatnonzero(start)]
-        same = tok_owner[1:] == tok_owner[:-1]
-        bigram = raw[:-1][same] * _CHAR_MUL[0] + raw[1:][same]
-    ids = np.concatenate([_finish(raw, salt), _finish(bigram, salt + 1)])
-    owners = np.concatenate([tok_owner, tok_owner[1:][same]]).astype(np.int64)
-    return ids, owners, np.bincount(tok_owner, minlength=n).astype(np.int64)
+    return raw, owner[np.flatnonzero(start)].astype(np.int64)
 
 
 def _distinct(keys: Iterable[Hashable]) -> tuple[np.ndarray, list]:
@@ -208,34 +270,28 @@ def _distinct(keys: Iterable[Hashable]) -> tuple[np.ndarray, list]:
     return index, list(seen)
 
 
-def _shared_hashes(texts: list[str], salt: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_word_hashes` (ids, owning text) for texts that repeat across a page's blocks (markup):
-    each distinct text is hashed once and its ids are repeated for every text equal to it."""
-    which, distinct = _distinct(texts)
-    ids, owner, _ = _word_hashes(distinct, salt)
-    order = np.argsort(owner, kind="stable")  # words then bigrams -> grouped by distinct text
-    ids = ids[order]
-    per_distinct = np.bincount(owner, minlength=len(distinct))
-    first = np.cumsum(per_distinct) - per_distinct
-    per_text = per_distinct[which]
-    text_first = np.cumsum(per_text) - per_text
-    owners = np.repeat(np.arange(len(texts)), per_text)
-    source = np.repeat(first[which] - text_first, per_text) + np.arange(len(owners))
-    return ids[source], owners
-
-
 def _char_trigrams(texts: list[str], max_chars: int) -> tuple[np.ndarray, np.ndarray]:
     """Hashed character trigrams of the first ``max_chars`` characters of each text (whitespace runs
-    count as one space)."""
-    if not texts:
+    count as one space): (ids, owning text)."""
+    cps, lengths = _codepoints([" ".join(t.split())[:max_chars] for t in texts])
+    if _C is not None:
+        raw, owner = _C.char_trigrams(cps, lengths, _CHAR_MUL)
+    else:
+        raw, owner = _trigrams(cps, lengths)
+    return _finish(raw, 2), owner
+
+
+def _trigrams(cps32: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(raw hash of each trigram inside a text, index of its text), NumPy version of
+    ``feature_hash.char_trigrams``."""
+    if len(cps32) < 3:
         return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-    cps, owner = _codepoints([" ".join(t.split())[:max_chars] for t in texts])
-    if len(cps) < 3:
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    cps = cps32.astype(np.uint64)
+    owner = _owners(lengths, len(cps))
     valid = (owner[:-2] >= 0) & (owner[:-2] == owner[2:]) & (owner[1:-1] >= 0)
     with np.errstate(over="ignore"):
         raw = cps[:-2] * _CHAR_MUL[0] + cps[1:-1] * _CHAR_MUL[1] + cps[2:] * _CHAR_MUL[2]
-    return _finish(raw[valid], 2), owner[:-2][valid].astype(np.int64)
+    return raw[valid], owner[:-2][valid].astype(np.int64)
 
 
 def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndarray:
@@ -303,9 +359,27 @@ _KIND_BITS = (np.arange(16)[:, None] >> np.arange(_COUNT_KINDS)[None, :]) & 1  #
 
 def _char_counts(texts: list[str]) -> np.ndarray:
     """Per text: punctuation marks, sentence ends, digits, upper-case letters (ASCII/Latin-1). ``[n, 4]``."""
-    cps, owner = _codepoints(texts)
+    cps, lengths = _codepoints(texts)
+    if _C is not None:
+        return _C.kind_counts(cps, lengths, _KIND_BMP, _COUNT_KINDS)
+    owner = _owners(lengths, len(cps))
     keep = owner >= 0
     kinds = _KIND_BMP[np.minimum(cps[keep], 0xFFFF).astype(np.intp)]
     # one count per (text, kind bits) pair, then summed per kind
     pairs = np.bincount(owner[keep] * 16 + kinds, minlength=len(texts) * 16).reshape(len(texts), 16)
     return (pairs @ _KIND_BITS).astype(np.float32)
+
+
+def _load_c_loops() -> object:
+    """The compiled loops (``feature_hash``) when this is the compiled build and they are built and
+    current; otherwise None (the NumPy versions run)."""
+    if not cython.compiled:
+        return None
+    try:
+        from extract_trt.runtime import compiled_core, feature_hash
+    except ImportError:
+        return None
+    return feature_hash if compiled_core.fresh("feature_hash") else None
+
+
+_C = _load_c_loops()

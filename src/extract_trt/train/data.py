@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from extract_trt.runtime.features import N_FIELDS, WORDS, BlockFeatures, page_features
+from extract_trt.runtime.features import WORDS, BlockFeatures, page_features
 from extract_trt.runtime.labelers.annotation import annotation_labels
 from extract_trt.runtime.simplify import simplify
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
@@ -86,8 +86,7 @@ def build_examples(path: str | Path) -> Iterator[Example]:
             continue
         features = page_features(page)
         # longer blocks weigh more (the metrics count words), without letting one long block dominate
-        word_bags = features.bags[features.bags % N_FIELDS == WORDS] // N_FIELDS
-        words = np.bincount(word_bags, minlength=len(page))
+        words = features.text_ids_per_block(WORDS)
         weights = np.where(labels == IGNORE, 0.0, 1.0 + np.log1p(words)).astype(np.float32)
         yield Example(
             id=str(record["id"]),

@@ -29,7 +29,7 @@ def _run(path: Path, f: BlockFeatures) -> np.ndarray:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # ScatterND(reduction="add") races on several threads in ORT's CPU kernel
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    return session.run(None, dict(zip(INPUTS, (f.ids, f.bags, f.dense))))[0]
+    return session.run(None, dict(zip(INPUTS, f.arrays())))[0]
 
 
 def _accumulate_scatters(path: Path) -> None:
@@ -54,12 +54,13 @@ def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) 
     than ``FP32_TOLERANCE`` on ``sample``, or int8 labels agree on fewer than ``INT8_MIN_AGREEMENT``.
     """
     model.eval()
-    inputs = (torch.from_numpy(sample.ids), torch.from_numpy(sample.bags), torch.from_numpy(sample.dense))
+    inputs = tuple(torch.from_numpy(a) for a in sample.arrays())
     fp32 = out_dir / MODEL_FILES["fp32"]
     int8 = out_dir / MODEL_FILES["int8"]
     torch.onnx.export(
         model, inputs, str(fp32), input_names=list(INPUTS), output_names=["logits"],
-        dynamic_axes={"ids": {0: "tokens"}, "bags": {0: "tokens"}, "dense": {0: "blocks"}, "logits": {0: "blocks"}},
+        dynamic_axes={"ids": {0: "tokens"}, "bags": {0: "tokens"}, "dense": {0: "blocks"}, "markup": {0: "blocks"},
+                      "logits": {0: "blocks"}},
         opset_version=OPSET, dynamo=False,
     )  # fmt: skip
     _accumulate_scatters(fp32)

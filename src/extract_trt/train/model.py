@@ -1,12 +1,13 @@
 """The built-in block model in PyTorch: hashed bags + layout numbers -> a small Transformer over blocks.
 
 One forward pass labels one window of a page (all its blocks at once, no batch axis): every block's three
-feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`) are pooled
-from one shared hashed embedding table (sum / sqrt(count)), joined with a projection of the dense layout
+feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`; the markup
+bag's three kinds are summed once per distinct string of the page, then gathered and added per block)
+are pooled from one shared hashed embedding table (sum / sqrt(count)), joined with a projection of the dense layout
 numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers have no
 position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole page),
 and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
-Gather, ScatterND (add), MatMul, Conv, Softmax and LayerNormalization — fast on ORT CPU and supported by
+Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and LayerNormalization — fast on ORT CPU and supported by
 TensorRT's ONNX parser.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from extract_trt.runtime.features import BUCKETS, N_DENSE, N_FIELDS
+from extract_trt.runtime.features import BUCKETS, MARKUP_KINDS, N_DENSE, N_FIELDS, TEXT_FIELDS
 
 __all__ = ["BlockModel", "ModelConfig"]
 
@@ -60,7 +61,8 @@ class _EncoderLayer(nn.Module):
 
 
 class BlockModel(nn.Module):
-    """``forward(ids [T], bags [T], dense [n, N_DENSE]) -> logits [n]`` (p(main) = sigmoid)."""
+    """``forward(ids [T], bags [T], dense [n, N_DENSE], markup [n, MARKUP_KINDS]) -> logits [n]``
+    (p(main) = sigmoid)."""
 
     def __init__(self, config: ModelConfig | None = None) -> None:
         super().__init__()
@@ -76,16 +78,21 @@ class BlockModel(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         nn.init.normal_(self.table.weight, std=0.1)
 
-    def forward(self, ids: torch.Tensor, bags: torch.Tensor, dense: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, bags: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor) -> torch.Tensor:
         n = dense.shape[0]
         dim = self.config.embed_dim
+        text_rows = TEXT_FIELDS * n
+        rows = text_rows + MARKUP_KINDS * n  # text bags, then each kind's distinct markup strings
         emb = self.table(ids)
         # accumulating index_put exports as ScatterND (row-wise, fast in ORT); the exporter marks it
         # reduction="add" (see export_onnx.py)
-        sums = torch.zeros(n * N_FIELDS, dim, dtype=emb.dtype).index_put((bags,), emb, accumulate=True)
-        counts = torch.zeros(n * N_FIELDS, dtype=emb.dtype).index_put((bags,), torch.ones_like(ids, dtype=emb.dtype), accumulate=True)
-        pooled = (sums / torch.sqrt(counts.clamp(min=1.0)).unsqueeze(1)).reshape(n, N_FIELDS * dim)
-        x = nn.functional.gelu(self.bag_proj(self.drop(pooled)) + self.dense_proj(dense))
+        sums = torch.zeros(rows, dim, dtype=emb.dtype).index_put((bags,), emb, accumulate=True)
+        counts = torch.zeros(rows, dtype=emb.dtype).index_put((bags,), torch.ones_like(ids, dtype=emb.dtype), accumulate=True)
+        text = (sums[:text_rows] / torch.sqrt(counts[:text_rows].clamp(min=1.0)).unsqueeze(1)).reshape(n, TEXT_FIELDS * dim)
+        strings = markup + text_rows  # a block's markup bag: the sum of its kinds' strings
+        markup_pooled = sums[strings].sum(1) / torch.sqrt(counts[strings].sum(1).clamp(min=1.0)).unsqueeze(1)
+        x = torch.cat([text, markup_pooled], dim=1)
+        x = nn.functional.gelu(self.bag_proj(self.drop(x)) + self.dense_proj(dense))
         x = x + nn.functional.gelu(self.conv(x.t().unsqueeze(0))).squeeze(0).t()
         for layer in self.layers:
             x = layer(x)

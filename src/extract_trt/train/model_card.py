@@ -53,7 +53,8 @@ punctuation, digits, upper case, depth, position, tag, content type, ancestor-ta
 blocks sharing the path and classes and their share of the page's text, repeats of the same text).
 
 ## Architecture (`extract_trt/train/model.py`)
-Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table, projected with the layout numbers to width
+Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table (markup strings summed once per distinct
+string of the page, then added up per block), projected with the layout numbers to width
 {m['width']}, a 1-D convolution (kernel {m['conv_kernel']}) over neighbouring blocks, {m['layers']} pre-norm
 Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
 overlap {manifest['overlap']}), one logit per block; main when p >= {manifest['threshold']} (chosen on the

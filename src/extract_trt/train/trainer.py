@@ -51,8 +51,8 @@ class TrainConfig:
     max_pages: int | None = None  # per dataset; small runs for tests
 
 
-def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return torch.from_numpy(f.ids), torch.from_numpy(f.bags), torch.from_numpy(f.dense)
+def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.from_numpy(a) for a in f.arrays())
 
 
 def _crop(example: Example, rng: random.Random, token_dropout: float) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
@@ -66,7 +66,7 @@ def _crop(example: Example, rng: random.Random, token_dropout: float) -> tuple[B
         labels, weights = labels[start : start + WINDOW], weights[start : start + WINDOW]
     if token_dropout > 0:
         keep = np.random.default_rng(rng.getrandbits(32)).random(len(features.ids)) >= token_dropout
-        features = BlockFeatures(ids=features.ids[keep], bags=features.bags[keep], dense=features.dense)
+        features = features.keep_ids(keep)
     return features, labels, weights
 
 

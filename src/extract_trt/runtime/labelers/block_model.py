@@ -9,7 +9,7 @@ from an edge. A block is main when p(main) reaches the threshold chosen at train
 One CPU thread per session, always: ONNX Runtime's CPU ScatterND with ``reduction="add"`` (the bag
 pooling) races when it runs on several intra-op threads — its sums then vary from run to run (measured:
 logits off by up to 0.16). Scale out with worker processes instead. Defaults: int8 weights, ORT's full
-graph optimisation.
+graph optimisation, denormal floats flushed to zero.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
 
-FEATURE_VERSION = 2  # bump when runtime/features.py changes what a model sees
+FEATURE_VERSION = 3  # bump when runtime/features.py changes what a model sees
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
-INPUTS = ("ids", "bags", "dense")
+INPUTS = ("ids", "bags", "dense", "markup")
 WINDOW = 512  # blocks per forward pass
 OVERLAP = 64
 
@@ -91,6 +91,9 @@ class BlockModelLabeler:
         options.intra_op_num_threads = 1  # see the module docstring: the pooling scatter races on more
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # attention weights far below 1e-38 (a block that attends to nothing there) are denormal floats,
+        # which slow the CPU's float units many times over (measured: one layer's attention MatMul 6x)
+        options.add_session_config_entry("session.set_denormal_as_zero", "1")
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self.threshold = float(threshold if threshold is not None else self.manifest["threshold"])
         self.window = int(self.manifest.get("window", WINDOW))
@@ -104,7 +107,7 @@ class BlockModelLabeler:
         logits = np.zeros(features.n_blocks, dtype=np.float32)
         for start, stop, keep_from, keep_to in windows(features.n_blocks, self.window, self.overlap):
             part = features.window(start, stop)
-            out = self.session.run(None, dict(zip(INPUTS, (part.ids, part.bags, part.dense))))[0]
+            out = self.session.run(None, dict(zip(INPUTS, part.arrays())))[0]
             logits[keep_from:keep_to] = out[keep_from - start : keep_to - start]
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
 

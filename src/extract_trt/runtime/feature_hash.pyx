@@ -1,0 +1,105 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The per-character loops of :mod:`extract_trt.runtime.features` in C: word hashes, character trigram
+hashes and character counts over a page's joined UTF-32 code points.
+
+The NumPy versions in ``features.py`` compute the same numbers with a few dozen whole-array passes per
+page (masks, cumulative sums, segment sums), which cost more than the arithmetic itself on pages of a few
+tens of thousands of characters. Here each is one pass. Every table and constant comes from
+``features.py`` as an argument, so the two versions cannot drift apart on what a word or a hash is;
+``features`` uses this module only in the compiled build, and the tests check that both give the same
+arrays on real pages.
+
+Layout of the inputs, as ``features._codepoints`` builds it: the texts joined with one separator code
+point between them, and each text's length in code points.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+
+import numpy as np
+
+cdef uint32_t BMP_END = 0x10000
+cdef uint32_t SYMBOLS = 0x1F000  # above the BMP, code points from here on are not word characters
+
+
+def word_tokens(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8_t[::1] word_bmp,
+                const uint8_t[::1] alone_bmp, const uint64_t[::1] powers):
+    """(raw polynomial hash of each token, index of its text) — ``features._word_hashes`` before the
+    bigrams and the salt: a token is a run of word characters, and every stand-alone character (CJK) a
+    token of its own."""
+    cdef Py_ssize_t n = lengths.shape[0], last_power = powers.shape[0] - 1
+    cdef Py_ssize_t t, i, pos = 0, end, k = -1, in_token = 0
+    cdef uint32_t cp
+    cdef bint word, alone, prev_word, prev_alone
+    cdef uint64_t h = 0
+    raw_out = np.empty(cps.shape[0], dtype=np.uint64)
+    owner_out = np.empty(cps.shape[0], dtype=np.int64)
+    cdef uint64_t[::1] raw = raw_out
+    cdef int64_t[::1] owner = owner_out
+    for t in range(n):
+        end = pos + lengths[t]
+        prev_word = prev_alone = False  # the separator before a text is neither
+        for i in range(pos, end):
+            cp = cps[i]
+            if cp < BMP_END:
+                word = word_bmp[cp]
+                alone = alone_bmp[cp]
+            else:
+                word = cp < SYMBOLS
+                alone = alone_bmp[BMP_END - 1]
+            if word:
+                if not prev_word or alone or prev_alone:
+                    if k >= 0:
+                        raw[k] = h
+                    k += 1
+                    owner[k] = t
+                    h = 0
+                    in_token = 0
+                h += cp * powers[in_token if in_token < last_power else last_power]
+                in_token += 1
+            prev_word = word
+            prev_alone = alone
+        pos = end + 1
+    if k >= 0:
+        raw[k] = h
+    return raw_out[: k + 1], owner_out[: k + 1]
+
+
+def char_trigrams(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint64_t[::1] mul):
+    """(raw hash of each character trigram inside a text, index of its text): ``features._char_trigrams``
+    before the salt."""
+    cdef Py_ssize_t n = lengths.shape[0], t, i, pos = 0, k = 0, end
+    cdef uint64_t m0 = mul[0], m1 = mul[1], m2 = mul[2]
+    raw_out = np.empty(max(cps.shape[0], 1), dtype=np.uint64)
+    owner_out = np.empty(max(cps.shape[0], 1), dtype=np.int64)
+    cdef uint64_t[::1] raw = raw_out
+    cdef int64_t[::1] owner = owner_out
+    for t in range(n):
+        end = pos + lengths[t]
+        for i in range(pos, end - 2):
+            raw[k] = <uint64_t>cps[i] * m0 + <uint64_t>cps[i + 1] * m1 + <uint64_t>cps[i + 2] * m2
+            owner[k] = t
+            k += 1
+        pos = end + 1
+    return raw_out[:k], owner_out[:k]
+
+
+def kind_counts(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8_t[::1] kind_bmp, int kinds):
+    """Per text, how many of its code points have each kind bit of ``kind_bmp`` set: ``[n, kinds]``
+    float32 (``features._char_counts``)."""
+    cdef Py_ssize_t n = lengths.shape[0], t, i, pos = 0, end
+    cdef int bit
+    cdef uint8_t bits
+    cdef uint32_t cp
+    out_arr = np.zeros((n, kinds), dtype=np.float32)
+    cdef float[:, ::1] out = out_arr
+    for t in range(n):
+        end = pos + lengths[t]
+        for i in range(pos, end):
+            cp = cps[i]
+            bits = kind_bmp[cp if cp < BMP_END else BMP_END - 1]
+            if bits:
+                for bit in range(kinds):
+                    if bits >> bit & 1:
+                        out[t, bit] += 1
+        pos = end + 1
+    return out_arr
