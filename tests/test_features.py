@@ -52,7 +52,7 @@ def _block_bags(f) -> list[list[list[int]]]:
 def test_markup_hashed_once_per_distinct_string_equals_hashing_each_block():
     """Blocks with equal markup strings share rows, and each block's markup bag holds the ids of its own
     names, its ancestors' names and its path, as if every block were hashed alone."""
-    from extract_trt.runtime.features import MAX_ANCESTORS, MAX_MARKUP, MAX_PATH, _word_hashes
+    from extract_trt.runtime.features import MAX_ANCESTORS, MAX_MARKUP, MAX_PATH, _codepoints, _word_hashes
 
     page = simplify(PAGE)
     f = page_features(page)
@@ -61,7 +61,7 @@ def test_markup_hashed_once_per_distinct_string_equals_hashing_each_block():
         expected = []
         for salt, text in ((3, f"{block.tag} {block.classes} {block.element_id}"[:MAX_MARKUP].lower()),
                            (5, block.ancestor_names[:MAX_ANCESTORS].lower()), (7, block.tag_path[-MAX_PATH:])):  # fmt: skip
-            expected += _word_hashes([text], salt)[0].astype(np.int64).tolist()
+            expected += _word_hashes(_codepoints([text]), salt)[0].astype(np.int64).tolist()
         assert markup == sorted(expected)
 
 
@@ -156,6 +156,7 @@ def test_repeated_structure_numbers():
         ["", "a", "ab", "abc"],
         ["東京から大阪", "x" * 50 + " y", "emoji 😀 𝔘nicode\U0001f600 end", "\n\n", "  spaced   out  "],
         ["İstanbul ÉTÉ 123,5!", "a\nb\nc", "한국어 텍스트。", "_under_score_ and-dash"],
+        ["\u3000 lead", "a\u00a0b\tc\u2028d  ", "   ", "abcdefg hij", "abcdef  ghij", "x" * 7 + " \U0001f600z"],
     ],
 )
 def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):
@@ -164,7 +165,8 @@ def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):
 
     if features._C is None:
         pytest.skip("the C loops are not built (interpreted install)")
-    steps = (lambda: features._word_hashes(texts, 0), lambda: features._char_trigrams(texts, 8),
+    steps = (lambda: features._word_hashes(features._codepoints(texts), 0),
+             lambda: features._char_trigrams(texts, features._codepoints(texts), 8),
              lambda: (features._char_counts(texts),))  # fmt: skip
     for step in steps:
         compiled = step()

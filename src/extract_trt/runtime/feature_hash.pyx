@@ -64,21 +64,43 @@ def word_tokens(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8
     return raw_out[: k + 1], owner_out[: k + 1]
 
 
-def char_trigrams(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint64_t[::1] mul):
-    """(raw hash of each character trigram inside a text, index of its text): ``features._char_trigrams``
-    before the salt."""
-    cdef Py_ssize_t n = lengths.shape[0], t, i, pos = 0, k = 0, end
-    cdef uint64_t m0 = mul[0], m1 = mul[1], m2 = mul[2]
+def char_trigrams(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8_t[::1] space_bmp,
+                  Py_ssize_t max_chars, const uint64_t[::1] mul):
+    """(raw hash of each character trigram, index of its text) over the first ``max_chars`` characters of
+    each text with its whitespace runs collapsed as ``" ".join(text.split())`` does: ``features._char_trigrams``
+    before the salt. ``space_bmp`` marks the BMP code points Python counts as whitespace (none lie above)."""
+    cdef Py_ssize_t n = lengths.shape[0], t, i, pos = 0, k = 0, end, emitted
+    cdef uint64_t m0 = mul[0], m1 = mul[1], m2 = mul[2], c, before = 0, last = 0
+    cdef uint32_t cp
+    cdef bint gap
     raw_out = np.empty(max(cps.shape[0], 1), dtype=np.uint64)
     owner_out = np.empty(max(cps.shape[0], 1), dtype=np.int64)
     cdef uint64_t[::1] raw = raw_out
     cdef int64_t[::1] owner = owner_out
     for t in range(n):
         end = pos + lengths[t]
-        for i in range(pos, end - 2):
-            raw[k] = <uint64_t>cps[i] * m0 + <uint64_t>cps[i + 1] * m1 + <uint64_t>cps[i + 2] * m2
-            owner[k] = t
-            k += 1
+        emitted = 0
+        gap = False
+        i = pos
+        while i < end and emitted < max_chars:
+            cp = cps[i]
+            if cp < BMP_END and space_bmp[cp]:
+                gap = emitted > 0  # leading whitespace is dropped, a run inside is one space
+                i += 1
+                continue
+            if gap:
+                c = 0x20
+                gap = False
+            else:
+                c = cp
+                i += 1
+            if emitted >= 2:
+                raw[k] = before * m0 + last * m1 + c * m2
+                owner[k] = t
+                k += 1
+            before = last
+            last = c
+            emitted += 1
         pos = end + 1
     return raw_out[:k], owner_out[:k]
 

@@ -146,8 +146,9 @@ def page_features(page: PageBlocks) -> BlockFeatures:
     blocks = page.blocks
     n = len(blocks)
     texts = [b.text[:MAX_TEXT].lower() for b in blocks]
-    word_ids, word_owner, n_words = _word_hashes(texts)
-    char_ids, char_owner = _char_trigrams(texts, MAX_TRIGRAM_TEXT)
+    joined = _codepoints(texts)
+    word_ids, word_owner, n_words = _word_hashes(joined)
+    char_ids, char_owner = _char_trigrams(texts, joined, MAX_TRIGRAM_TEXT)
     # markup: the block's own tag/class/id tokens, its ancestors' names and its path's tags, each kind
     # hashed apart, each distinct string once
     kinds = (
@@ -160,14 +161,15 @@ def page_features(page: PageBlocks) -> BlockFeatures:
     offset = 0
     for kind, (salt, strings) in enumerate(kinds):
         which, distinct = _distinct(strings)
-        kind_ids, owner, _ = _word_hashes(distinct, salt)
+        kind_ids, owner, _ = _word_hashes(_codepoints(distinct), salt)
         markup[:, kind] = which + offset
         markup_ids.append(kind_ids)
         markup_rows.append(owner + (TEXT_FIELDS * n + offset))
         offset += len(distinct)
     ids = np.concatenate([word_ids, char_ids, *markup_ids])
     bags = np.concatenate([word_owner * TEXT_FIELDS + WORDS, char_owner * TEXT_FIELDS + CHARS, *markup_rows])
-    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=_dense(page, texts, n_words), markup=markup)
+    dense = _dense(page, texts, n_words)
+    return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=dense, markup=markup)
 
 
 def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +206,7 @@ def _classify(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # above it, 0x10000..0x1EFFF are letters and 0x1F000.. (emoji, symbols) are not
 _WORD_BMP, _ALONE_BMP = _classify(np.arange(0x10000, dtype=np.uint64))
 _WORD_BMP_U8, _ALONE_BMP_U8 = _WORD_BMP.view(np.uint8), _ALONE_BMP.view(np.uint8)  # for the C loops
+_SPACE_BMP = np.array([chr(c).isspace() for c in range(0x10000)], dtype=np.uint8)  # what str.split() splits on
 
 
 def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -223,10 +226,11 @@ def _finish(h: np.ndarray, salt: int) -> np.ndarray:
     return (mixed >> np.uint64(40)) % np.uint64(BUCKETS - 1) + np.uint64(1)
 
 
-def _word_hashes(texts: list[str], salt: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Hashed words and word bigrams of each text: (ids, owning text, words per text)."""
-    n = len(texts)
-    cps, lengths = _codepoints(texts)
+def _word_hashes(joined: tuple[np.ndarray, np.ndarray], salt: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hashed words and word bigrams of each text: (ids, owning text, words per text). ``joined`` is
+    ``_codepoints(texts)``."""
+    cps, lengths = joined
+    n = len(lengths)
     if _C is not None:
         raw, tok_owner = _C.word_tokens(cps, lengths, _WORD_BMP_U8, _ALONE_BMP_U8, _POWERS)
     else:
@@ -270,14 +274,15 @@ def _distinct(keys: Iterable[Hashable]) -> tuple[np.ndarray, list]:
     return index, list(seen)
 
 
-def _char_trigrams(texts: list[str], max_chars: int) -> tuple[np.ndarray, np.ndarray]:
+def _char_trigrams(
+    texts: list[str], joined: tuple[np.ndarray, np.ndarray], max_chars: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Hashed character trigrams of the first ``max_chars`` characters of each text (whitespace runs
-    count as one space): (ids, owning text)."""
-    cps, lengths = _codepoints([" ".join(t.split())[:max_chars] for t in texts])
+    count as one space): (ids, owning text). ``joined`` is ``_codepoints(texts)``."""
     if _C is not None:
-        raw, owner = _C.char_trigrams(cps, lengths, _CHAR_MUL)
+        raw, owner = _C.char_trigrams(*joined, _SPACE_BMP, max_chars, _CHAR_MUL)
     else:
-        raw, owner = _trigrams(cps, lengths)
+        raw, owner = _trigrams(*_codepoints([" ".join(t.split())[:max_chars] for t in texts]))
     return _finish(raw, 2), owner
 
 

@@ -7,8 +7,8 @@ are pooled from one shared hashed embedding table (sum / sqrt(count)), joined wi
 numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers have no
 position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole page),
 and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
-Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and LayerNormalization — fast on ORT CPU and supported by
-TensorRT's ONNX parser.
+Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and LayerNormalization — fast on ORT
+CPU and supported by TensorRT's ONNX parser.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = ["BlockModel", "ModelConfig"]
 class ModelConfig:
     buckets: int = BUCKETS
     n_dense: int = N_DENSE
-    embed_dim: int = 64
+    embed_dim: int = 32
     width: int = 128
     layers: int = 3
     heads: int = 4
@@ -87,11 +87,12 @@ class BlockModel(nn.Module):
         # accumulating index_put exports as ScatterND (row-wise, fast in ORT); the exporter marks it
         # reduction="add" (see export_onnx.py)
         sums = torch.zeros(rows, dim, dtype=emb.dtype).index_put((bags,), emb, accumulate=True)
-        counts = torch.zeros(rows, dtype=emb.dtype).index_put((bags,), torch.ones_like(ids, dtype=emb.dtype), accumulate=True)
-        text = (sums[:text_rows] / torch.sqrt(counts[:text_rows].clamp(min=1.0)).unsqueeze(1)).reshape(n, TEXT_FIELDS * dim)
+        ones = torch.ones_like(ids, dtype=emb.dtype)
+        counts = torch.zeros(rows, dtype=emb.dtype).index_put((bags,), ones, accumulate=True)
+        text = sums[:text_rows] / torch.sqrt(counts[:text_rows].clamp(min=1.0)).unsqueeze(1)
         strings = markup + text_rows  # a block's markup bag: the sum of its kinds' strings
         markup_pooled = sums[strings].sum(1) / torch.sqrt(counts[strings].sum(1).clamp(min=1.0)).unsqueeze(1)
-        x = torch.cat([text, markup_pooled], dim=1)
+        x = torch.cat([text.reshape(n, TEXT_FIELDS * dim), markup_pooled], dim=1)
         x = nn.functional.gelu(self.bag_proj(self.drop(x)) + self.dense_proj(dense))
         x = x + nn.functional.gelu(self.conv(x.t().unsqueeze(0))).squeeze(0).t()
         for layer in self.layers:
