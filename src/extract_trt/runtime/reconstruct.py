@@ -56,7 +56,7 @@ def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False
         if node is not None:
             for _ in iter_tree(node):
                 pass
-    _as_libxml2_rereads(page.page_map.root)
+    nodes = _as_libxml2_rereads(page.page_map.root)
     keep: set[Node] = set()
     for node in mains:
         if node is None or node in keep:
@@ -69,7 +69,7 @@ def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False
     root = page.page_map.root
     profile = page.page_map.profile
     if keep and profile.recall_line_breaks:
-        _recall_line_breaks(root, keep)
+        _recall_line_breaks(nodes, keep)
     if sanitize:
         sanitize_tree(root, keep)
     html = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
@@ -80,12 +80,16 @@ def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False
     return MainContent(html, root, keep)
 
 
-def _as_libxml2_rereads(root: Node) -> None:
+def _as_libxml2_rereads(root: Node) -> list[Node]:
     """The reference re-parses map_html, where an empty ``<li>`` is written without its end tag: what
     follows it up to the next ``<li>`` (its tail text, later siblings) ends up inside it. Applied to the
     built part of the tree (content still unparsed holds no main block and is never kept); idempotent, so
-    a later reconstruction of the same page applies it to what has been built since."""
-    for node in list(iter_tree(root, expand=False)):
+    a later reconstruction of the same page applies it to what has been built since.
+
+    Returns the built part's nodes in document order, which moving siblings into an ``<li>`` (they
+    followed it already) does not change."""
+    nodes = list(iter_tree(root, expand=False))
+    for node in nodes:
         if node.tag != "li" or node.text or node.children or node.parent is None:
             continue
         siblings = node.parent.children
@@ -101,13 +105,15 @@ def _as_libxml2_rereads(root: Node) -> None:
         node.parent.children = siblings[: pos + 1] + siblings[end:]
         for kid in moved:
             kid.parent = node
+    return nodes
 
 
-def _recall_line_breaks(root: Node, keep: set[Node]) -> None:
-    # Unbuilt (lazily parsed) content is skipped: none of it is kept, so a <br> inside it is never
-    # written whatever happens to it.
+def _recall_line_breaks(nodes: list[Node], keep: set[Node]) -> None:
+    """Keep a ``<br>`` right after or right before a kept element; ``nodes``: the built part of the tree
+    in document order. (Unbuilt, lazily parsed content holds no kept element, so a ``<br>`` inside it is
+    never written whatever happens to it.)"""
     previous: Node | None = None
-    for node in iter_tree(root, expand=False):
+    for node in nodes:
         if previous is not None:
             if node.tag == "br" and previous.tag != "br" and previous in keep:
                 keep.add(node)
@@ -131,8 +137,9 @@ def _unescape_urls(html: str, *, keep_closed: bool = False) -> str:
     free = 0  # the regex would look for its next match from here (after the last match's closing quote)
     i = html.find('="')
     while i >= 0:
-        prefix = (i - 4 >= free and html[i - 4 : i] in _HREF_SPELLINGS) or (
-            i - 3 >= free and html[i - 3 : i] in _SRC_SPELLINGS
+        # both spellings end in f/F (href) or c/C (src): most attributes are ruled out by that one character
+        prefix = html[i - 1] in "fFcC" and (
+            (i - 4 >= free and html[i - 4 : i] in _HREF_SPELLINGS) or (i - 3 >= free and html[i - 3 : i] in _SRC_SPELLINGS)
         )
         if not prefix:
             i = html.find('="', i + 2)
