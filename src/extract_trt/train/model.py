@@ -29,7 +29,7 @@ class ModelConfig:
     buckets: int = BUCKETS
     n_dense: int = N_DENSE
     embed_dim: int = 32
-    width: int = 128
+    width: int = 96
     layers: int = 3
     heads: int = 4
     conv_kernel: int = 5
