@@ -281,6 +281,7 @@ def _finish(table: pa.Table, extractor_kwargs: dict[str, Any]) -> pa.Table:
             if page.blocks is not None and _blocks_digest(page.blocks) != digests[i]:
                 page.result.error = f"{ExtractError.__name__}: the page gave other blocks when simplified again"
             result = extractor.finish(page, pickle.loads(labels[i]) if page.result.error is None else None)
+            page.release()
             if seconds[i] is not None:
                 result.timings["label"] = seconds[i]
         rows.append(result_row(meta, result))

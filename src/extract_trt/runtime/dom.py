@@ -582,6 +582,20 @@ def iter_tree(root: Node, *, processing: bool = False, expand: bool = True) -> I
             stack.extend(reversed(kids))
 
 
+def release(root: Node) -> None:
+    """Drop the parent links of ``root``'s tree once it is no longer needed; the tree must not be used
+    afterwards. Parent links make a page's tree a web of reference cycles, which only CPython's cyclic
+    garbage collector frees, late and in bulk (measured over the whole pipeline: 0.9 ms per page of
+    collections, 0.35 ms with this); without them reference counting frees the tree as soon as its last
+    reference goes. (Nodes only in the processing view keep theirs: few, and the collector still frees
+    them.)"""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        node.parent = None
+        stack.extend(node.children)
+
+
 # ── serialization (libxml2 method="html") ────────────────────────────────────────
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from extract_trt.runtime import convert
 from extract_trt.runtime.decode import decode_html
+from extract_trt.runtime.dom import release
 from extract_trt.runtime.errors import ExtractError, LabelerError, TimeBudgetExceededError, TooManyBlocksError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler, default_labeler, get_labeler
@@ -59,6 +60,13 @@ class PreparedPage:
 
     result: Result
     blocks: PageBlocks | None = None
+
+    def release(self) -> None:
+        """Free the page's tree now rather than at the garbage collector's next full pass
+        (:func:`~extract_trt.runtime.dom.release`); the page cannot be finished again."""
+        if self.blocks is not None:
+            release(self.blocks.page_map.root)
+            self.blocks = None
 
 
 class Extractor:
@@ -233,7 +241,9 @@ class Extractor:
 
     def _finish(self, batch: list[PreparedPage]) -> Iterator[Result]:
         for page, labels in zip(batch, self.label_pages(batch)):
-            yield self.finish(page, labels)
+            result = self.finish(page, labels)
+            page.release()
+            yield result
 
     def _label(
         self, pages: list[PageBlocks], results: list[Result], labeler: Labeler | None = None

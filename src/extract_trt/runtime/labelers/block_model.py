@@ -9,7 +9,8 @@ from an edge. A block is main when p(main) reaches the threshold chosen at train
 One CPU thread per session, always: ONNX Runtime's CPU ScatterND with ``reduction="add"`` (the bag
 pooling) races when it runs on several intra-op threads — its sums then vary from run to run (measured:
 logits off by up to 0.16). Scale out with worker processes instead. Defaults: int8 weights, ORT's full
-graph optimisation, denormal floats flushed to zero.
+graph optimisation. (Not ``session.set_denormal_as_zero``: it sets the calling thread's flush-to-zero
+mode, which would change every float computation of the host process after the first page.)
 """
 
 from __future__ import annotations
@@ -91,9 +92,6 @@ class BlockModelLabeler:
         options.intra_op_num_threads = 1  # see the module docstring: the pooling scatter races on more
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # attention weights far below 1e-38 (a block that attends to nothing there) are denormal floats,
-        # which slow the CPU's float units many times over (measured: one layer's attention MatMul 6x)
-        options.add_session_config_entry("session.set_denormal_as_zero", "1")
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self.threshold = float(threshold if threshold is not None else self.manifest["threshold"])
         self.window = int(self.manifest.get("window", WINDOW))
