@@ -39,11 +39,13 @@ try:
 except ImportError:  # no Cython: the interpreted package
     from extract_trt.runtime import _cython_shim as cython
 
-__all__ = ["BUCKETS", "MARKUP_KINDS", "N_DENSE", "N_FIELDS", "TEXT_FIELDS", "BlockFeatures", "page_features", "windows"]
+__all__ = [
+    "BUCKETS", "MARKUP_KINDS", "N_DENSE", "N_FIELDS", "TEXT_FIELDS", "BlockFeatures", "page_features", "windows",
+]  # fmt: skip
 
 BUCKETS = 1 << 15  # rows of the hashed embedding table
 WORDS, CHARS, MARKUP = 0, 1, 2
-TEXT_FIELDS = 2  # WORDS and CHARS: one bag per block; MARKUP: one bag per distinct markup of the page
+TEXT_FIELDS = 2  # WORDS and CHARS: one bag per block (MARKUP: summed from the page's distinct strings)
 MARKUP_KINDS = 3  # own tag/class/id names, ancestors' names, path tags: the parts of a block's MARKUP bag
 N_FIELDS = 3
 MAX_TEXT = 1500  # characters of a block's text that are hashed (the simplifier truncates most at 500)
@@ -112,7 +114,7 @@ class BlockFeatures:
             return self
         size = stop - start
         used, markup = np.unique(self.markup[start:stop], return_inverse=True)
-        row = np.full((TEXT_FIELDS + MARKUP_KINDS) * n, -1, dtype=np.int64)  # each row's row in the window; -1: none
+        row = np.full((TEXT_FIELDS + MARKUP_KINDS) * n, -1, dtype=np.int64)  # row in the window, -1: not in it
         row[TEXT_FIELDS * start : TEXT_FIELDS * stop] = np.arange(TEXT_FIELDS * size)
         row[TEXT_FIELDS * n + used] = TEXT_FIELDS * size + np.arange(len(used))
         bags = row[self.bags]
