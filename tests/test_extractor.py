@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import gc
-from importlib import resources
 
 import numpy as np
 import pytest
 
 from extract_trt import Extractor
+from extract_trt.export.common import sample_pages
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler
 from extract_trt.runtime.types import Labels
 
@@ -117,16 +117,11 @@ def test_pages_per_labeler_call_follow_the_labeler_unless_given():
     assert given.calls == [5, 2]
 
 
-def _sample_pages() -> list[str]:
-    samples = resources.files("extract_trt") / "samples"
-    return [p.read_text(encoding="utf-8") for p in samples.iterdir() if p.name.endswith(".html")]
-
-
 def test_page_trees_are_freed_without_the_garbage_collector():
     """Finished pages drop their tree's parent links, so reference counting frees them (the cyclic
     collector found ~1,000 nodes per page before)."""
     extractor = Extractor()
-    pages = _sample_pages()
+    pages = sample_pages()
     list(extractor.extract_many(pages))  # warm up
     gc.collect()
     gc.disable()
@@ -141,6 +136,6 @@ def test_page_trees_are_freed_without_the_garbage_collector():
 
 def test_extraction_leaves_the_float_mode_of_the_process_alone():
     """No flush-to-zero of subnormal floats left behind by a runtime (ONNX Runtime can set it per thread)."""
-    Extractor().extract(_sample_pages()[0])
+    Extractor().extract(sample_pages()[0])
     smallest_normal = np.float64(np.finfo(np.float64).tiny)
     assert smallest_normal / 2 > 0 and float(smallest_normal) / 2 > 0

@@ -588,7 +588,8 @@ def release(root: Node) -> None:
     garbage collector frees, late and in bulk (measured over the whole pipeline: 0.9 ms per page of
     collections, 0.35 ms with this); without them reference counting frees the tree as soon as its last
     reference goes. (Nodes only in the processing view keep theirs: few, and the collector still frees
-    them.)"""
+    them.) A plain loop rather than :func:`iter_tree`, whose generator doubles the cost (0.12 → 0.22 ms
+    per page)."""
     stack = [root]
     while stack:
         node = stack.pop()

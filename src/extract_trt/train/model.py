@@ -3,10 +3,10 @@
 One forward pass labels one window of a page (all its blocks at once, no batch axis): every block's three
 feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`; the markup
 bag's three kinds are summed once per distinct string of the page, then gathered and added per block)
-are pooled from one shared hashed embedding table (sum / sqrt(count)), joined with a projection of the dense layout
-numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers have no
-position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole page),
-and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
+are pooled from one shared hashed embedding table (sum / sqrt(count)), joined with a projection of the
+dense layout numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers
+have no position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole
+page), and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
 Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and LayerNormalization — fast on ORT
 CPU and supported by TensorRT's ONNX parser.
 """
