@@ -111,6 +111,21 @@ def test_window_slices_features_like_a_smaller_page(start, stop):
     assert _block_bags(part) == _block_bags(f)[start:stop]
 
 
+def test_norms_scale_each_bag_by_its_size_after_windows_and_dropped_ids():
+    """norms = 1/sqrt(ids in the bag), the markup bag counting its three strings' ids together; empty bags
+    get 1. Counted from what is left, so a window or ids dropped in training rescale like the graph did."""
+    f = page_features(simplify(PAGE))
+    dropped = f.keep_ids(np.random.default_rng(0).random(len(f.ids)) >= 0.5)
+    for features in (f, f.window(1, 3), dropped):
+        sizes = np.array([[len(bag) for bag in block] for block in _block_bags(features)])
+        expected = 1.0 / np.sqrt(np.maximum(sizes, 1))
+        norms = features.norms()
+        assert norms.dtype == np.float32 and norms.shape == (features.n_blocks, TEXT_FIELDS + 1)
+        assert np.allclose(norms, expected, rtol=1e-6)
+        assert (sizes > 1).any()  # a real scale, not all ones
+    assert not np.array_equal(dropped.norms(), f.norms())
+
+
 def test_character_class_table_matches_the_rules():
     from extract_trt.runtime.features import _classify, _word_mask
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -92,6 +94,14 @@ class Extractor:
         keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
             ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
             and Markdown are sanitised (:mod:`extract_trt.runtime.sanitize`).
+        pause_gc: pause CPython's cyclic garbage collector while :meth:`extract_many` works on a page
+            (prepare, label, finish), never across a ``yield``. A finished page's tree is freed by
+            reference counting (:meth:`PreparedPage.release`), so collections in the middle of a page
+            only re-scan its live objects and promote them, which brings on full collections: 0.4 ms of
+            an 11 ms page with the built-in model. Afterwards the collector is on again and runs a
+            young-generation pass when the page left enough garbage to call for one, so memory stays
+            bounded. Nothing is changed if the collector was off. Set False when other threads of the
+            process switch the collector on and off themselves.
     """
 
     def __init__(
@@ -108,6 +118,7 @@ class Extractor:
         max_blocks: int | None = DEFAULT_MAX_BLOCKS,
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         keep_markup: bool = False,
+        pause_gc: bool = True,
     ) -> None:
         if isinstance(labeler, str):
             labeler = get_labeler(labeler)
@@ -127,6 +138,7 @@ class Extractor:
         self.max_blocks = max_blocks
         self.time_budget = time_budget
         self.keep_markup = keep_markup
+        self.pause_gc = pause_gc
         self._fallback: Labeler | None = None
 
     def extract(self, html: str | bytes, url: str | None = None, id: str | None = None) -> Result:
@@ -141,12 +153,16 @@ class Extractor:
         """
         batch: list[PreparedPage] = []
         for record in records:
-            batch.append(self.prepare(record))
-            if len(batch) >= self.batch_size:
-                yield from self._finish(batch)
-                batch = []
+            with _collector_paused(self.pause_gc):
+                batch.append(self.prepare(record))
+                if len(batch) < self.batch_size:
+                    continue
+                done, batch = list(self._finish(batch)), []
+            yield from done
         if batch:
-            yield from self._finish(batch)
+            with _collector_paused(self.pause_gc):
+                done = list(self._finish(batch))
+            yield from done
 
     # The three stages of extract_many are public for pipelines that run them in different processes
     # (extract_trt.job on Ray Data: prepare in CPU tasks, label_pages in the actors that hold the model,
@@ -295,6 +311,22 @@ class Extractor:
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
         except Exception as exc:
             result.error = _describe(exc)
+
+
+@contextmanager
+def _collector_paused(pause: bool) -> Iterator[None]:
+    """The cyclic garbage collector off inside (see ``Extractor.pause_gc``), unless it was off already."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        threshold = gc.get_threshold()[0]
+        if threshold and gc.get_count()[0] > threshold:
+            gc.collect(0)  # the pass the page's allocations would have started
 
 
 def _describe(exc: BaseException | None) -> str:

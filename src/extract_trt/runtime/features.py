@@ -93,9 +93,22 @@ class BlockFeatures:
     def n_blocks(self) -> int:
         return len(self.dense)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(ids, bags, dense, markup)``: the model's inputs in order."""
-        return self.ids, self.bags, self.dense, self.markup
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, bags, dense, markup, norms)``: the model's inputs in order."""
+        return self.ids, self.bags, self.dense, self.markup, self.norms()
+
+    def norms(self) -> np.ndarray:
+        """The pooling scale of each block's bags, ``1 / sqrt(ids in the bag)`` (at least one), float32
+        ``[n_blocks, TEXT_FIELDS + 1]``: its text fields, then its markup bag (the ids of its three markup
+        strings together). Counted here from ``bags``, after any window or dropped ids, because in the
+        graph it was a second scatter over every id, as costly as the embedding sums themselves."""
+        n = self.n_blocks
+        text_rows = TEXT_FIELDS * n
+        counts = np.bincount(self.bags, minlength=text_rows + MARKUP_KINDS * n)
+        per_bag = np.empty((n, TEXT_FIELDS + 1), dtype=np.int64)
+        per_bag[:, :TEXT_FIELDS] = counts[:text_rows].reshape(n, TEXT_FIELDS)
+        per_bag[:, TEXT_FIELDS] = counts[text_rows + self.markup].sum(1)
+        return (1.0 / np.sqrt(np.maximum(per_bag, 1))).astype(np.float32)
 
     def text_ids_per_block(self, field: int) -> np.ndarray:
         """How many ids each block has in the text field ``field`` (``WORDS`` or ``CHARS``)."""

@@ -60,7 +60,7 @@ def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) 
     torch.onnx.export(
         model, inputs, str(fp32), input_names=list(INPUTS), output_names=["logits"],
         dynamic_axes={"ids": {0: "tokens"}, "bags": {0: "tokens"}, "dense": {0: "blocks"}, "markup": {0: "blocks"},
-                      "logits": {0: "blocks"}},
+                      "norms": {0: "blocks"}, "logits": {0: "blocks"}},
         opset_version=OPSET, dynamo=False,
     )  # fmt: skip
     _accumulate_scatters(fp32)

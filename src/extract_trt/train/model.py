@@ -3,7 +3,7 @@
 One forward pass labels one window of a page (all its blocks at once, no batch axis): every block's three
 feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`; the markup
 bag's three kinds are summed once per distinct string of the page, then gathered and added per block)
-are pooled from one shared hashed embedding table (sum / sqrt(count)), joined with a projection of the
+are pooled from one shared hashed embedding table (sum / sqrt(count); the features give the scales), joined with a projection of the
 dense layout numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers
 have no position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole
 page), and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
@@ -31,7 +31,7 @@ class ModelConfig:
     embed_dim: int = 32
     width: int = 96
     layers: int = 3
-    heads: int = 4
+    heads: int = 2
     conv_kernel: int = 5
     dropout: float = 0.1
 
@@ -61,8 +61,8 @@ class _EncoderLayer(nn.Module):
 
 
 class BlockModel(nn.Module):
-    """``forward(ids [T], bags [T], dense [n, N_DENSE], markup [n, MARKUP_KINDS]) -> logits [n]``
-    (p(main) = sigmoid)."""
+    """``forward(ids [T], bags [T], dense [n, N_DENSE], markup [n, MARKUP_KINDS], norms [n, TEXT_FIELDS + 1])
+    -> logits [n]`` (p(main) = sigmoid; ``norms``: :meth:`BlockFeatures.norms`)."""
 
     def __init__(self, config: ModelConfig | None = None) -> None:
         super().__init__()
@@ -78,20 +78,18 @@ class BlockModel(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         nn.init.normal_(self.table.weight, std=0.1)
 
-    def forward(self, ids: torch.Tensor, bags: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, ids: torch.Tensor, bags: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor, norms: torch.Tensor
+    ) -> torch.Tensor:
         n = dense.shape[0]
         dim = self.config.embed_dim
         text_rows = TEXT_FIELDS * n
         rows = text_rows + MARKUP_KINDS * n  # text bags, then each kind's distinct markup strings
-        emb = self.table(ids)
         # accumulating index_put exports as ScatterND (row-wise, fast in ORT); the exporter marks it
         # reduction="add" (see export_onnx.py)
-        sums = torch.zeros(rows, dim, dtype=emb.dtype).index_put((bags,), emb, accumulate=True)
-        ones = torch.ones_like(ids, dtype=emb.dtype)
-        counts = torch.zeros(rows, dtype=emb.dtype).index_put((bags,), ones, accumulate=True)
-        text = sums[:text_rows] / torch.sqrt(counts[:text_rows].clamp(min=1.0)).unsqueeze(1)
-        strings = markup + text_rows  # a block's markup bag: the sum of its kinds' strings
-        markup_pooled = sums[strings].sum(1) / torch.sqrt(counts[strings].sum(1).clamp(min=1.0)).unsqueeze(1)
+        sums = torch.zeros(rows, dim, dtype=self.table.weight.dtype).index_put((bags,), self.table(ids), accumulate=True)
+        text = sums[:text_rows].reshape(n, TEXT_FIELDS, dim) * norms[:, :TEXT_FIELDS].unsqueeze(2)
+        markup_pooled = sums[markup + text_rows].sum(1) * norms[:, TEXT_FIELDS:]  # its kinds' strings together
         x = torch.cat([text.reshape(n, TEXT_FIELDS * dim), markup_pooled], dim=1)
         x = nn.functional.gelu(self.bag_proj(self.drop(x)) + self.dense_proj(dense))
         x = x + nn.functional.gelu(self.conv(x.t().unsqueeze(0))).squeeze(0).t()

@@ -29,10 +29,10 @@ from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
 
-FEATURE_VERSION = 3  # bump when runtime/features.py changes what a model sees
+FEATURE_VERSION = 4  # bump when runtime/features.py changes what a model sees (4: the norms input)
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
-INPUTS = ("ids", "bags", "dense", "markup")
+INPUTS = ("ids", "bags", "dense", "markup", "norms")
 WINDOW = 512  # blocks per forward pass
 OVERLAP = 64
 
