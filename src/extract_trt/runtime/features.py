@@ -321,15 +321,7 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     out = np.zeros((n, N_DENSE), dtype=np.float32)
     if not n:
         return out
-    table = np.array(
-        [
-            (len(b.text), b.link_text_length, len(b.html), b.depth, "<img" in b.html,
-             b.text[-1:] in _SENTENCE_END and b.text != "", len(b.classes.split()) + bool(b.element_id),
-             _TAG_INDEX.get(b.tag, len(_TAGS)), _CONTENT_INDEX.get(b.content_type, 0))
-            for b in blocks
-        ],
-        dtype=np.float32,
-    )  # fmt: skip
+    table = _block_numbers(blocks)
     chars, links, html_len, depth = table[:, 0], table[:, 1], table[:, 2], table[:, 3]
     copyright_ = np.array(["\u00a9" in t or "copyright" in t or "all rights reserved" in t for t in lowered], dtype=np.float32)
     counts = _char_counts([b.text[:MAX_TEXT] for b in blocks])  # punct, end, digit, upper
@@ -364,6 +356,32 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     out[:, col] = np.log1p(np.bincount(shape)[shape] - 1) / 4
     out[:, col + 1] = np.bincount(shape, weights=chars)[shape] / total_chars
     out[:, col + 2] = np.log1p(np.bincount(text)[text] - 1) / 3
+    return out
+
+
+def _block_numbers(blocks: list) -> np.ndarray:
+    """Per block, float32 ``[n, 9]``: text length, link text length, HTML length, depth, whether it holds an
+    image, whether its text ends a sentence, class and id tokens, tag index, content-type index. Written
+    into the array in place (typed in the compiled build: no tuple per block to convert)."""
+    n: cython.Py_ssize_t = len(blocks)
+    i: cython.Py_ssize_t
+    text: str
+    html: str
+    out = np.empty((n, 9), dtype=np.float32)
+    table: cython.float[:, ::1] = out
+    for i in range(n):
+        b = blocks[i]
+        text = b.text
+        html = b.html
+        table[i, 0] = len(text)
+        table[i, 1] = b.link_text_length
+        table[i, 2] = len(html)
+        table[i, 3] = b.depth
+        table[i, 4] = "<img" in html
+        table[i, 5] = text != "" and text[-1] in _SENTENCE_END
+        table[i, 6] = len(b.classes.split()) + bool(b.element_id)
+        table[i, 7] = _TAG_INDEX.get(b.tag, len(_TAGS))
+        table[i, 8] = _CONTENT_INDEX.get(b.content_type, 0)
     return out
 
 
