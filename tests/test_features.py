@@ -148,14 +148,43 @@ def test_trigrams_only_from_the_start_of_long_blocks():
     assert chars.tolist() == [MAX_TRIGRAM_TEXT - 2, 3]
 
 
+def test_container_numbers_find_the_text_region_of_the_page():
+    """Per ancestor level: the share of the page's text under that ancestor and its link density; the
+    article's paragraphs sit in a container holding most of the text, the menu links in a linked one."""
+    from extract_trt.runtime.features import N_CONTAINERS, _container_numbers
+
+    sentence = "Night trains are coming back to Europe, with new routes opening every year. "
+    page = simplify(
+        "<html><body><div class=menu><p><a href=/>Home</a> <a href=/about>About us</a></p></div>"
+        f"<article><p>{sentence * 3}</p><p>{sentence * 2}</p></article><footer><p>(c) 2024</p></footer></body></html>"
+    )
+    f = page_features(page)
+    levels = N_CONTAINERS // 2
+    numbers = f.dense[:, -N_CONTAINERS:]
+    assert np.array_equal(numbers, _container_numbers(page.blocks, *_chars_links(page)).astype(np.float32))
+    assert ((numbers >= 0) & (numbers <= 1)).all()
+    texts = [b.text for b in page.blocks]
+    paragraph = next(i for i, t in enumerate(texts) if t.startswith("Night trains are"))
+    menu = next(i for i, t in enumerate(texts) if "Home" in t)
+    assert numbers[paragraph, 0] > 0.8 and numbers[paragraph, levels] == 0  # the article, no links
+    assert numbers[menu, 0] < 0.1 and numbers[menu, levels] > 0.9  # the menu: links (and a space)
+    assert (numbers[:, levels - 1] == 1).all()  # past the top of the tree: the whole page
+
+
+def _chars_links(page) -> tuple[np.ndarray, np.ndarray, float]:
+    chars = np.array([len(b.text) for b in page.blocks], dtype=np.float32)
+    links = np.array([b.link_text_length for b in page.blocks], dtype=np.float32)
+    return chars, links, float(chars.sum())
+
+
 def test_repeated_structure_numbers():
-    from extract_trt.runtime.features import N_REPEATS
+    from extract_trt.runtime.features import N_CONTAINERS, N_REPEATS
 
     items = "".join(f'<div class="card"><p class="item">Story number {i} is here</p></div>' for i in range(6))
     html = f"""<html><body>{items}<p>Share</p><article><p>A long article paragraph that says
     something of its own and is not repeated anywhere on this page at all.</p></article><p>Share</p></body></html>"""
     page = simplify(html)
-    repeats = page_features(page).dense[:, -N_REPEATS:]
+    repeats = page_features(page).dense[:, -N_REPEATS - N_CONTAINERS : -N_CONTAINERS]
     texts = [b.text for b in page.blocks]
     item, lone, share = texts.index("Story number 0 is here"), texts.index(next(t for t in texts if t.startswith("A long"))), texts.index("Share")
     assert repeats[item, 0] > 0 and repeats[lone, 0] == 0  # six alike list items; one article paragraph

@@ -136,6 +136,24 @@ def test_ids_are_contiguous_and_blocks_carry_features():
     assert para.tag_path == "html>body>div>p" and para.depth == 3
 
 
+def test_blocks_number_their_nearest_containers():
+    """Blocks under the same element share its number at that level; numbers are the same on every run
+    (first met, first numbered), and a block keeps at most six levels."""
+    html = (
+        "<html><body><div id=post><p>one</p><p>two</p></div>"
+        "<section><div><p>three</p></div><div><p>four</p></div></section></body></html>"
+    )
+    blocks = {b.text: b.containers for b in simplify(html).blocks}
+    assert blocks["one"] == blocks["two"] and len(blocks["one"]) == 3  # div#post, body, html
+    assert len(blocks["three"]) == len(blocks["four"]) == 4  # div, section, body, html
+    assert blocks["three"][0] != blocks["four"][0] and blocks["three"][1:] == blocks["four"][1:]
+    assert blocks["one"][0] not in blocks["three"][:2]
+    assert blocks["one"][1:] == blocks["three"][2:]  # body, html
+    assert {b.text: b.containers for b in simplify(html).blocks} == blocks
+    deep = simplify("<div>" * 20 + "<p>deep</p>" + "</div>" * 20).blocks[0]
+    assert len(deep.containers) == 6 and len(set(deep.containers)) == 6
+
+
 def test_deep_nesting_does_not_recurse():
     # <span> nesting: Lexbor itself needs time quadratic in depth for 100,000 nested <div>s (seconds),
     # while our tree code must just not recurse. The span holding a <p> makes every level a block parent.

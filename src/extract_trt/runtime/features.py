@@ -18,8 +18,8 @@ character counts — run as C loops instead, ``feature_hash.pyx``, which give th
   MARKUP_KINDS * n_blocks``), and ``markup[b]`` holds the three ``k`` of block ``b``, whose sums and counts
   the model adds into the block's markup bag. ``bags[i]`` is the row of ``ids[i]``.
 * **dense** — ``N_DENSE`` layout numbers per block (lengths, link density, punctuation, digits, upper
-  case, depth, position on the page, tag kind, content type, repeated structure, …), scaled to roughly
-  unit range.
+  case, depth, position on the page, tag kind, content type, repeated structure, the text share and link
+  density of the block's nearest containers, …), scaled to roughly unit range.
 
 The hash is a fixed polynomial over code points (not Python's salted ``hash``), so features are the same
 in every process and on every machine, which the shipped model depends on.
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from extract_trt.runtime.simplify import CONTAINER_LEVELS
 from extract_trt.runtime.types import PageBlocks
 
 try:
@@ -64,7 +65,8 @@ _CONTENT_INDEX = {t: i for i, t in enumerate(_CONTENT_TYPES)}
 _PATH_FLAGS = ("article", "main", "header", "footer", "nav", "aside", "form", "table", "ul", "ol", "li",
                "section", "blockquote")  # fmt: skip
 N_REPEATS = 3  # repeated-structure numbers, see _dense
-N_DENSE = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES) + len(_PATH_FLAGS) + N_REPEATS
+N_CONTAINERS = 2 * CONTAINER_LEVELS  # per ancestor level: its share of the page's text, its link density
+N_DENSE = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES) + len(_PATH_FLAGS) + N_REPEATS + N_CONTAINERS
 
 _SENTENCE_END = ".!?\u3002\uff01\uff1f"
 
@@ -356,7 +358,27 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     out[:, col] = np.log1p(np.bincount(shape)[shape] - 1) / 4
     out[:, col + 1] = np.bincount(shape, weights=chars)[shape] / total_chars
     out[:, col + 2] = np.log1p(np.bincount(text)[text] - 1) / 3
+    col += N_REPEATS
+    out[:, col : col + N_CONTAINERS] = _container_numbers(blocks, chars, links, total_chars)
     return out
+
+
+def _container_numbers(blocks: list, chars: np.ndarray, links: np.ndarray, total_chars: float) -> np.ndarray:
+    """Per block and per level of its nearest ancestors (parent first): the share of the page's text in
+    the blocks under that ancestor, then their link density — the dense-text region of a page, which the
+    blocks' own numbers do not show. ``[n, N_CONTAINERS]``; a missing level counts as the whole page."""
+    n = len(blocks)
+    levels = np.full((n, CONTAINER_LEVELS), -1, dtype=np.int64)
+    for i, b in enumerate(blocks):
+        if b.containers:
+            levels[i, : len(b.containers)] = b.containers
+    _, group = np.unique(levels, return_inverse=True)
+    group = group.reshape(n, CONTAINER_LEVELS)
+    flat = group.ravel()
+    missing = levels < 0
+    under = np.where(missing, total_chars, np.bincount(flat, weights=np.repeat(chars, CONTAINER_LEVELS))[group])
+    linked = np.where(missing, links.sum(), np.bincount(flat, weights=np.repeat(links, CONTAINER_LEVELS))[group])
+    return np.concatenate([under / total_chars, np.minimum(linked / np.maximum(under, 1.0), 1.0)], axis=1)
 
 
 def _block_numbers(blocks: list) -> np.ndarray:

@@ -1017,25 +1017,31 @@ class _Mapper:
 
 
 _ANCESTOR_NAMES = 8  # nearest ancestors with a class or id whose names a Block keeps
+CONTAINER_LEVELS = 6  # nearest ancestors whose identity a Block keeps (Block.containers)
 
 
 class _TagPaths:
-    """``html>…>tag``, depth and the class/id values of the nearest named ancestors of block nodes.
+    """``html>…>tag``, depth, the class/id values of the nearest named ancestors and the numbers of the
+    nearest ancestors (``Block.containers``) of block nodes.
 
     Memoised at the nodes asked about (block parents), so a block's walk up stops at the nearest parent
     of an earlier block; storing every ancestor's path would be quadratic on deep pages.
     """
 
     def __init__(self) -> None:
-        self.memo: dict[Node, tuple[str, int, tuple[str, ...]]] = {}  # node → (path, depth, names of it and above)
+        # node → (path, depth, names of it and above, numbers of it and above)
+        self.memo: dict[Node, tuple[str, int, tuple[str, ...], tuple[int, ...]]] = {}
+        self.numbers: dict[Node, int] = {}  # ancestors in the order first met: the same in every process
 
-    def _info(self, node: Node) -> tuple[str, int, tuple[str, ...]]:
+    def _info(self, node: Node) -> tuple[str, int, tuple[str, ...], tuple[int, ...]]:
         memo = self.memo
         found = memo.get(node)
         if found is not None:
             return found
+        numbers = self.numbers
         tags: list[str] = []
         names: list[str] = []
+        ids: list[int] = []
         cur: Node | None = node
         attrs: dict
         while cur is not None and cur not in memo:
@@ -1043,22 +1049,25 @@ class _TagPaths:
             attrs = cur.attrs
             if len(names) < _ANCESTOR_NAMES and ("class" in attrs or "id" in attrs):
                 names.append(f"{attrs.get('class', '')} {attrs.get('id', '')}")
+            if len(ids) < CONTAINER_LEVELS:
+                ids.append(numbers.setdefault(cur, len(numbers)))
             cur = cur.parent
         tags.reverse()
         if cur is None:
-            info = (">".join(tags), len(tags) - 1, tuple(names))
+            info = (">".join(tags), len(tags) - 1, tuple(names), tuple(ids))
         else:
-            path, depth, above = memo[cur]
-            info = (f"{path}>{'>'.join(tags)}", depth + len(tags), (*names, *above)[:_ANCESTOR_NAMES])
+            path, depth, above, above_ids = memo[cur]
+            info = (f"{path}>{'>'.join(tags)}", depth + len(tags), (*names, *above)[:_ANCESTOR_NAMES],
+                    (*ids, *above_ids)[:CONTAINER_LEVELS])  # fmt: skip
         memo[node] = info
         return info
 
-    def of(self, node: Node) -> tuple[str, int, str]:
+    def of(self, node: Node) -> tuple[str, int, str, tuple[int, ...]]:
         parent = node.parent
         if parent is None:
-            return node.tag, 0, ""
-        path, depth, names = self._info(parent)
-        return f"{path}>{node.tag}", depth + 1, " ".join(names)
+            return node.tag, 0, "", ()
+        path, depth, names, ids = self._info(parent)
+        return f"{path}>{node.tag}", depth + 1, " ".join(names), ids
 
 
 def _number_blocks(
@@ -1107,7 +1116,7 @@ def _number_blocks(
             else:
                 html, text, link_chars = written
         fragments.append(html)
-        path, depth, ancestor_names = paths.of(node)
+        path, depth, ancestor_names, containers = paths.of(node)
         blocks.append(
             Block(
                 item_id=item_id,
@@ -1119,6 +1128,7 @@ def _number_blocks(
                 depth=depth,
                 tag_path=path,
                 ancestor_names=ancestor_names,
+                containers=containers,
                 link_text_length=link_chars,
                 content_type=par.content_type,
             )

@@ -30,6 +30,9 @@ class Block:
     link_text_length: int
     content_type: str  # block_element | unwrapped_text | inline_elements | mixed
     ancestor_names: str = ""  # class and id values of the ancestors, nearest first (model features)
+    # the nearest ancestors (parent first, at most 6) as numbers equal between the blocks of one page that
+    # share that ancestor, and different otherwise (model features: how much text a container holds)
+    containers: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

@@ -50,7 +50,8 @@ Per block, three hashed bags in one {m['buckets']:,}-row embedding table: text w
 character a word), character trigrams of the block's first characters, markup (own tag/class/id tokens,
 the nearest ancestors' class/id tokens, path tags); plus {m['n_dense']} layout numbers (lengths, link density,
 punctuation, digits, upper case, depth, position, tag, content type, ancestor-tag flags, repeated structure:
-blocks sharing the path and classes and their share of the page's text, repeats of the same text).
+blocks sharing the path and classes and their share of the page's text, repeats of the same text; for each of
+the six nearest ancestors, the share of the page's text under it and its link density).
 
 ## Architecture (`extract_trt/train/model.py`)
 Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table (markup strings summed once per distinct

@@ -29,7 +29,7 @@ from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
 
-FEATURE_VERSION = 4  # bump when runtime/features.py changes what a model sees (4: the norms input)
+FEATURE_VERSION = 5  # bump when runtime/features.py changes what a model sees (4: norms input, 5: containers)
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 INPUTS = ("ids", "bags", "dense", "markup", "norms")
