@@ -363,21 +363,19 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     return out
 
 
+_NO_CONTAINERS = [(-1,) * (CONTAINER_LEVELS - k) for k in range(CONTAINER_LEVELS + 1)]  # pads Block.containers
+
+
 def _container_numbers(blocks: list, chars: np.ndarray, links: np.ndarray, total_chars: float) -> np.ndarray:
     """Per block and per level of its nearest ancestors (parent first): the share of the page's text in
     the blocks under that ancestor, then their link density — the dense-text region of a page, which the
     blocks' own numbers do not show. ``[n, N_CONTAINERS]``; a missing level counts as the whole page."""
-    n = len(blocks)
-    levels = np.full((n, CONTAINER_LEVELS), -1, dtype=np.int64)
-    for i, b in enumerate(blocks):
-        if b.containers:
-            levels[i, : len(b.containers)] = b.containers
-    _, group = np.unique(levels, return_inverse=True)
-    group = group.reshape(n, CONTAINER_LEVELS)
-    flat = group.ravel()
-    missing = levels < 0
-    under = np.where(missing, total_chars, np.bincount(flat, weights=np.repeat(chars, CONTAINER_LEVELS))[group])
-    linked = np.where(missing, links.sum(), np.bincount(flat, weights=np.repeat(links, CONTAINER_LEVELS))[group])
+    levels = np.array([b.containers + _NO_CONTAINERS[len(b.containers)] for b in blocks], dtype=np.int64)
+    index = levels + 1  # the simplifier numbers ancestors from 0; 0 here: no ancestor at that level
+    flat = index.ravel()
+    missing = index == 0
+    under = np.where(missing, total_chars, np.bincount(flat, weights=np.repeat(chars, CONTAINER_LEVELS))[index])
+    linked = np.where(missing, links.sum(), np.bincount(flat, weights=np.repeat(links, CONTAINER_LEVELS))[index])
     return np.concatenate([under / total_chars, np.minimum(linked / np.maximum(under, 1.0), 1.0)], axis=1)
 
 
