@@ -56,7 +56,8 @@ def main() -> None:
     names = args.extractor or ["default", "heuristic", *PEER_NAMES]
     markdown = Extractor(output="markdown")
     speed_only = [
-        SpeedOnly("default, Markdown out", "extract-trt, HTML string in, Markdown out", lambda html: markdown.extract(html).markdown),
+        SpeedOnly("default, Markdown out", "extract-trt, HTML string in, Markdown out",
+                  lambda html: markdown.extract(html).markdown),
         SpeedOnly("extract-trt simplify", "extract-trt simplifier (Lexbor)", simplify),
     ]
     ref = oracle.load()

@@ -98,10 +98,10 @@ class Extractor:
             (prepare, label, finish), never across a ``yield``. A finished page's tree is freed by
             reference counting (:meth:`PreparedPage.release`), so collections in the middle of a page
             only re-scan its live objects and promote them, which brings on full collections: 0.3 ms of
-            a 10 ms page with the built-in model, more in a process holding many objects. Afterwards the collector is on again and runs a
-            young-generation pass when the page left enough garbage to call for one, so memory stays
-            bounded. Nothing is changed if the collector was off. Set False when other threads of the
-            process switch the collector on and off themselves.
+            a 10 ms page with the built-in model, more in a process holding many objects. Afterwards the
+            collector is on again and runs a young-generation pass when the page left enough garbage to
+            call for one, so memory stays bounded. Nothing is changed if the collector was off. Set False
+            when other threads of the process switch the collector on and off themselves.
     """
 
     def __init__(

@@ -15,8 +15,9 @@ character counts — run as C loops instead, ``feature_hash.pyx``, which give th
   ``f`` is row ``b * TEXT_FIELDS + f``. A page's blocks share few markup strings (half of all ids were
   markup, repeated block after block), so each distinct string of each markup kind (own names, ancestors'
   names, path) is hashed and summed once: they are rows ``TEXT_FIELDS * n_blocks + k`` (``k <
-  MARKUP_KINDS * n_blocks``), and ``markup[b]`` holds the three ``k`` of block ``b``, whose sums and counts
-  the model adds into the block's markup bag. ``bags[i]`` is the row of ``ids[i]``.
+  MARKUP_KINDS * n_blocks``), and ``markup[b]`` holds the three ``k`` of block ``b``, whose sums the model
+  adds into the block's markup bag (each bag scaled by :meth:`BlockFeatures.norms`). ``bags[i]`` is the row
+  of ``ids[i]``.
 * **dense** — ``N_DENSE`` layout numbers per block (lengths, link density, punctuation, digits, upper
   case, depth, position on the page, tag kind, content type, repeated structure, the text share and link
   density of the block's nearest containers, …), scaled to roughly unit range.

@@ -3,12 +3,12 @@
 One forward pass labels one window of a page (all its blocks at once, no batch axis): every block's three
 feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`; the markup
 bag's three kinds are summed once per distinct string of the page, then gathered and added per block)
-are pooled from one shared hashed embedding table (sum / sqrt(count); the features give the scales), joined with a projection of the
-dense layout numbers, mixed with the neighbours by a 1-D convolution (local order: the attention layers
-have no position encoding of their own) and by ``layers`` pre-norm Transformer encoder layers (the whole
-page), and read out as one main/other logit per block. Written with plain ops so the ONNX graph is only
-Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and LayerNormalization — fast on ORT
-CPU and supported by TensorRT's ONNX parser.
+are pooled from one shared hashed embedding table (sum / sqrt(count), the scales given by the features),
+joined with a projection of the dense layout numbers, mixed with the neighbours by a 1-D convolution (local
+order: the attention layers have no position encoding of their own) and by ``layers`` pre-norm Transformer
+encoder layers (the whole page), and read out as one main/other logit per block. Written with plain ops so
+the ONNX graph is only Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and
+LayerNormalization — fast on ORT CPU and supported by TensorRT's ONNX parser.
 """
 
 from __future__ import annotations
@@ -87,7 +87,9 @@ class BlockModel(nn.Module):
         rows = text_rows + MARKUP_KINDS * n  # text bags, then each kind's distinct markup strings
         # accumulating index_put exports as ScatterND (row-wise, fast in ORT); the exporter marks it
         # reduction="add" (see export_onnx.py)
-        sums = torch.zeros(rows, dim, dtype=self.table.weight.dtype).index_put((bags,), self.table(ids), accumulate=True)
+        sums = torch.zeros(rows, dim, dtype=self.table.weight.dtype).index_put(
+            (bags,), self.table(ids), accumulate=True
+        )
         text = sums[:text_rows].reshape(n, TEXT_FIELDS, dim) * norms[:, :TEXT_FIELDS].unsqueeze(2)
         markup_pooled = sums[markup + text_rows].sum(1) * norms[:, TEXT_FIELDS:]  # its kinds' strings together
         x = torch.cat([text.reshape(n, TEXT_FIELDS * dim), markup_pooled], dim=1)
