@@ -55,6 +55,7 @@ def test_same_tree_on_hostile_and_mutated_pages(monkeypatch: pytest.MonkeyPatch)
         "<template><p>a<template><i>b</i></template></p></template><svg><a xlink:href='#x' xml:space=p/></svg>",
         "<my-el Data-X=1><Other-El>t</Other-El></my-el><math><mi xlink:href='u'>x</mi></math><xmp><b>&</xmp>",
         "<nav><svg><title>t</title></svg></nav><head><style>s</style></head><p>\u00e9\u4e2d\U0001f600</p>",
+        "<svg viewBox='0 0 9 9'><use href='#a&amp;b' xlink:href='#c' data-uid=1 XML:Lang=\"x&quot;y\"/></svg>",
     ]
     for html in pages:
         assert _signature(html, True, monkeypatch) == _signature(html, False, monkeypatch)
@@ -94,3 +95,15 @@ def test_the_references_mapping_attribute_is_dropped_by_both_walks(monkeypatch: 
         signature, serialized = _signature(html, walker, monkeypatch)
         assert "data-uid" not in serialized
         assert [attrs for _, attrs, *_ in signature[3:]] == [{"class": "c"}, {}, {}, {}]  # div p svg g
+
+
+@pytest.mark.parametrize("walker", [True, False])
+def test_svg_attributes_keep_their_qualified_names(walker: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # <use href xlink:href>: two attributes that selectolax < 1.0 reports as one "href"; the reference has both.
+    if walker and not dom.c_walker_in_use():
+        pytest.skip("C walker not built (interpreted core)")
+    monkeypatch.setattr(dom, "_USE_WALKER", walker)
+    root = dom.parse("<p>x<svg viewBox='0 0 9 9'><use href='#a&amp;b' xlink:href='#c' data-uid=1/></svg></p>")
+    svg = next(node for node in dom.iter_tree(root) if node.tag == "svg")
+    assert svg.attrs == {"viewbox": "0 0 9 9"}
+    assert svg.children[0].attrs == {"href": "#a&b", "xlink:href": "#c"}

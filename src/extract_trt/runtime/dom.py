@@ -18,6 +18,7 @@ minimised, and single quotes around attribute values that contain ``"`` but no `
 
 from __future__ import annotations
 
+import html as _html
 import re
 from collections.abc import Callable, Iterator
 
@@ -289,7 +290,7 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                         child = _template_content(lex, keep_alive)
                 if child is not None:
                     if tag in lazy_tags and not in_foreign:
-                        # Attribute-name restoration in SVG/MathML needs their whole subtree built.
+                        # attribute-name restoration in SVG/MathML needs their whole subtree built
                         el.lazy = (None, child, inner)
                     else:
                         work.append((lex.next, parent, templates, in_foreign))
@@ -424,11 +425,9 @@ class LexborTree:
 
 def _walk(tree: LexborTree, first: int, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:
     """:func:`_build` by the C walker, from the Lexbor node at address ``first``."""
-    nesting, closing, foreign = _LEXBOR_WALK.build(
+    nesting, closing = _LEXBOR_WALK.build(
         tree, first, top, templates, lazy_tags, _TAG_NAMES, _FOREIGN_ROOTS, MAX_TEMPLATE_NESTING
     )
-    for owner, address, el in foreign:
-        _restore_foreign_attr_names(el, lambda owner=owner, address=address: owner.html_at(address))
     _reread_like_libxml2(top, nesting, closing)
 
 
@@ -499,14 +498,16 @@ REFERENCE_UID_ATTR = "data-uid"
 # xmlns:xlink); other attribute names read back the same from Lexbor's serialization.
 _PREFIXED_LOCAL_NAMES = frozenset({"actuate", "arcrole", "href", "role", "show", "title", "type", "lang", "space", "xlink"})
 _START_TAG = re.compile(r"<([^\s/>!?]+)((?:\s+[^\s=/>]+(?:=\"[^\"]*\")?)*)\s*/?>")
-_ATTR_NAME = re.compile(r"\s+([^\s=/>]+)(?:=\"[^\"]*\")?")
+_ATTR = re.compile(r"\s+([^\s=/>]+)(?:=\"([^\"]*)\")?")
 
 
 def _restore_foreign_attr_names(el: Node, html_of: Callable[[], str | None]) -> None:
     """Put back prefixed names (``xlink:href``, ``xml:space``, ``xmlns:xlink``) inside SVG/MathML.
 
-    Lexbor reports such attributes by local name; the reference keeps the qualified name it read from the
-    serialized page. Lexbor's own serialization has the qualified names, in the same element order.
+    selectolax < 1.0 reports attributes by local name, so ``<use href=a xlink:href=b>`` even comes out as
+    one ``href``; the reference keeps the qualified names it read from the serialized page (as selectolax
+    >= 1.0 and the C walker read them). Lexbor's own serialization has them, in the same element order,
+    with the values escaped (``&amp;``, ``&quot;``, ``&nbsp;``).
     """
     nodes = list(iter_tree(el))
     if not any(_PREFIXED_LOCAL_NAMES.intersection(node.attrs) for node in nodes if node.attrs):
@@ -517,9 +518,9 @@ def _restore_foreign_attr_names(el: Node, html_of: Callable[[], str | None]) -> 
     for node, (_, attr_text) in zip(nodes, tags):
         if not node.attrs:
             continue
-        names = [name.lower() for name in _ATTR_NAME.findall(attr_text)]
-        if len(names) == len(node.attrs) and names != list(node.attrs):
-            node.attrs = dict(zip(names, node.attrs.values()))
+        pairs = [(name.lower(), value) for name, value in _ATTR.findall(attr_text) if name.lower() != REFERENCE_UID_ATTR]
+        if [name for name, _ in pairs] != list(node.attrs):
+            node.attrs = {name: _html.unescape(value) for name, value in pairs}
 
 
 def _nest_following(el: Node) -> None:

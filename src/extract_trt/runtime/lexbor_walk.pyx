@@ -12,8 +12,9 @@ nor its struct layouts, only the functions' documented signatures and node addre
 It is optional and checked: :mod:`dom` uses it only in the compiled build, after it produced the same tree
 as the selectolax walk on a probe page; anything missing (a platform without ``dlopen``, a selectolax
 without these symbols) leaves the selectolax walk in place. The walk mirrors ``dom._build`` step for step;
-the rare parts that need a node's serialized HTML (``<template>`` content, SVG/MathML attribute names)
-get it from Lexbor's serializer by address (:func:`html`).
+the rare part that needs a node's serialized HTML (``<template>`` content) gets it from Lexbor's
+serializer by address (:func:`html`). Inside SVG/MathML it reads attributes by qualified name
+(``xlink:href``), as selectolax >= 1.0 does, which the reference keeps from its serialized page.
 """
 
 from cpython.exc cimport PyErr_CheckSignals
@@ -58,6 +59,7 @@ cdef node_step_f first_attribute = NULL
 cdef node_step_f next_attribute = NULL
 cdef name_f attribute_name = NULL
 cdef name_f attribute_value = NULL
+cdef name_f attribute_qualified_name = NULL
 cdef name_f qualified_name = NULL
 cdef text_f text_content = NULL
 cdef destroy_text_f destroy_text = NULL
@@ -77,7 +79,7 @@ cdef void *_symbol(void *handle, str name) except NULL:
 def load(str library) -> None:
     """Find Lexbor's accessor functions in selectolax's extension module (already loaded, at ``library``)."""
     global first_child, next_sibling, tag_id_of, type_of, first_attribute, next_attribute
-    global attribute_name, attribute_value, qualified_name, text_content, destroy_text
+    global attribute_name, attribute_value, attribute_qualified_name, qualified_name, text_content, destroy_text
     global str_create, serialize_tree, str_destroy, text_memory
     handle = dlopen(library.encode(), RTLD_NOW | RTLD_NOLOAD)
     if handle == NULL:
@@ -90,6 +92,7 @@ def load(str library) -> None:
     next_attribute = <node_step_f>_symbol(handle, "lxb_dom_element_next_attribute_noi")
     attribute_name = <name_f>_symbol(handle, "lxb_dom_attr_local_name_noi")
     attribute_value = <name_f>_symbol(handle, "lxb_dom_attr_value_noi")
+    attribute_qualified_name = <name_f>_symbol(handle, "lxb_dom_attr_qualified_name")
     qualified_name = <name_f>_symbol(handle, "lxb_dom_element_qualified_name")
     text_content = <text_f>_symbol(handle, "lxb_dom_node_text_content")
     destroy_text = <destroy_text_f>_symbol(handle, "lxb_dom_document_destroy_text_noi")
@@ -116,18 +119,19 @@ cdef inline str _utf8(const lxb_char_t *data, size_t length):
     return PyUnicode_DecodeUTF8(<const char *>data, length, NULL)
 
 
-cdef dict _attributes(void *element):
+cdef dict _attributes(void *element, bint foreign):
     # dom._attrs: as selectolax's ``attributes``, with "" for a valueless attribute (libxml2 reads one back
-    # so), without the attribute the reference strips (Lexbor's local names are lower-case already).
+    # so), without the attribute the reference strips. Lexbor's local names are lower-case already; in
+    # SVG/MathML, qualified names (``xlink:href`` beside a plain ``href``), which libxml2 lower-cases.
     cdef dict attrs = {}
     cdef size_t length = 0
     cdef const lxb_char_t *name
     cdef const lxb_char_t *value
     cdef void *attr = first_attribute(element)
     while attr != NULL:
-        name = attribute_name(attr, &length)
+        name = attribute_qualified_name(attr, &length) if foreign else attribute_name(attr, &length)
         if name != NULL:
-            key = _utf8(name, length)
+            key = _utf8(name, length).lower() if foreign else _utf8(name, length)
             if key != REFERENCE_UID_ATTR:
                 value = attribute_value(attr, &length)
                 attrs[key] = _utf8(value, length) if value != NULL else ""
@@ -157,13 +161,11 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
     """Convert the Lexbor node at address ``first`` and its following siblings (with their descendants)
     into children of ``top``; ``tree`` is the :class:`dom.LexborTree` they belong to.
 
-    Returns ``(nesting, closing, foreign)`` for dom's fix-ups: the libxml2 nesting voids and the elements
-    that libxml2 would not let start inside their parent, in document order, and ``(tree, address, Node)``
-    of each SVG/MathML element.
+    Returns ``(nesting, closing)`` for dom's fix-ups: the libxml2 nesting voids and the elements that
+    libxml2 would not let start inside their parent, in document order.
     """
     cdef list nesting = []
     cdef list closing = []
-    cdef list foreign = []
     cdef list work = [(tree, first, top, templates, False)]
     cdef list kids
     cdef Py_ssize_t count = 0
@@ -199,11 +201,8 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
                 tag = _tag_name(lex, tag_id)
             if tag:
                 count += 1
-                el = _add_element(tag, _attributes(lex), parent, kids, count, nesting, closing)
-                inner_foreign = in_foreign
-                if tag in foreign_roots:
-                    foreign.append((tree, <size_t>lex, el))
-                    inner_foreign = True
+                inner_foreign = in_foreign or tag in foreign_roots
+                el = _add_element(tag, _attributes(lex, inner_foreign), parent, kids, count, nesting, closing)
                 child = first_child(lex)
                 inner = templates
                 child_tree = tree
@@ -216,11 +215,11 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
                             child = <void *><size_t>start
                 if child != NULL:
                     if tag in lazy_tags and not in_foreign:
-                        # Attribute-name restoration in SVG/MathML needs their whole subtree built.
+                        # as dom._build, which restores SVG/MathML attribute names from the whole subtree
                         el.lazy = (child_tree, <size_t>child, inner)
                     else:
                         work.append((tree, <size_t>next_sibling(lex), parent, templates, in_foreign))
                         work.append((child_tree, <size_t>child, el, inner, inner_foreign))
                         break
             lex = next_sibling(lex)
-    return nesting, closing, foreign
+    return nesting, closing
