@@ -290,7 +290,7 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                         child = _template_content(lex, keep_alive)
                 if child is not None:
                     if tag in lazy_tags and not in_foreign:
-                        # attribute-name restoration in SVG/MathML needs their whole subtree built
+                        # Attribute-name restoration in SVG/MathML needs their whole subtree built.
                         el.lazy = (None, child, inner)
                     else:
                         work.append((lex.next, parent, templates, in_foreign))
