@@ -62,6 +62,9 @@ def test_training_writes_a_loadable_model(trained):
     losses = [h["train_loss"] for h in manifest["training"]["history"]]
     assert losses[-1] < losses[0]  # it learns
     assert any("epoch 3/3" in line for line in log)
+    thresholds = manifest["thresholds"]  # best block F0.5 <= F1 <= F2 in p(main): higher threshold, fewer blocks
+    assert thresholds["balanced"] == manifest["threshold"]
+    assert thresholds["precision"] >= thresholds["balanced"] >= thresholds["recall"]
     labeler = BlockModelLabeler(out, precision="fp32")
     pages = [simplify(r["html"]) for r in _wcxb(3)]
     for page, labels in zip(pages, labeler.label(pages)):
@@ -109,6 +112,16 @@ def test_bad_model_directories_are_clear_errors(tmp_path, trained):
         BlockModelLabeler(reshaped)
     with pytest.raises(LabelerError, match="unknown labeler"):
         get_labeler("no-such-labeler")
+    with pytest.raises(ModelLoadError, match="favor must be one of"):
+        BlockModelLabeler(out, favor="speed")
+    older = tmp_path / "older"  # a directory from before per-favor thresholds: balanced only
+    older.mkdir()
+    for name in manifest["files"].values():
+        (older / name).write_bytes((out / name).read_bytes())
+    (older / MANIFEST).write_text(json.dumps({k: v for k, v in manifest.items() if k != "thresholds"}))
+    assert BlockModelLabeler(older).threshold == manifest["threshold"]
+    with pytest.raises(ModelLoadError, match="no threshold favoring precision"):
+        BlockModelLabeler(older, favor="precision")
 
 
 def test_the_shipped_model_is_the_default():
@@ -135,6 +148,18 @@ def test_shipped_model_extracts_real_pages(page_id, paragraph, menu_items):
     assert paragraph in result.text and paragraph in result.markdown
     for item in menu_items:
         assert item in record["html"] and item not in result.text
+
+
+def test_favoring_precision_keeps_fewer_blocks_and_recall_more():
+    balanced, precision, recall = (get_labeler(n) for n in ("default", "block-model-precision", "block-model-recall"))
+    assert (precision.name, recall.name) == ("block-model-precision", "block-model-recall")
+    assert precision.threshold > balanced.threshold > recall.threshold
+    pages = [simplify(r["html"]) for r in _wcxb(6)]
+    kept = {lab.name: [labels.main for labels in lab.label(pages)] for lab in (balanced, precision, recall)}
+    for p, b, r in zip(kept["block-model-precision"], kept["block-model"], kept["block-model-recall"]):
+        assert not (p & ~b).any() and not (b & ~r).any()  # the same probabilities, nested cuts
+    assert sum(m.sum() for m in kept["block-model-precision"]) < sum(m.sum() for m in kept["block-model-recall"])
+    assert Extractor(labeler="block-model-precision").extract(_wcxb(2)[1]["html"]).labeler == "block-model-precision"
 
 
 def test_shipped_model_is_deterministic():

@@ -22,7 +22,7 @@ EPILOG = """Examples:
 
   extract-trt eval --dataset ../shared/data/wcxb-dev.jsonl.gz --ids val-ids.txt -x default -x heuristic
 
-Extractors: default, heuristic, annotation, a model directory, module:attr (a Labeler), or a peer:
+Extractors: default, block-model-precision, block-model-recall, heuristic, annotation, a model directory, module:attr (a Labeler), or a peer:
 trafilatura, resiliparse, readability, justext, rs-trafilatura (CPython 3.12 only).
 """
 

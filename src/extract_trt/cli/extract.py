@@ -131,7 +131,9 @@ def extract(
         str,
         typer.Option(
             "--labeler", "-l",
-            help="default (the built-in block model), heuristic, annotation (cc-select marks), or a model directory.",
+            help="default (the built-in block model), block-model-precision / block-model-recall (the same model "
+            "with its threshold favoring precision or recall), heuristic, annotation (cc-select marks), or a model "
+            "directory.",
         ),
     ] = "default",
     provider: Annotated[

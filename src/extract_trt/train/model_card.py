@@ -33,6 +33,13 @@ def render_model_card(manifest: dict[str, Any]) -> str:
     )
     data = "\n".join(f"- `{name}`: {_DATA.get(name, '')}" for name in t["datasets"])
     extra = "\n".join(f"- {k}: {val}" for k, val in v.items() if k not in ("ids", "block_f1"))
+    thresholds = manifest.get("thresholds", {})
+    favors = (
+        f"; `BlockModelLabeler(favor=...)`: p >= {thresholds['precision']} favoring precision, p >= "
+        f"{thresholds['recall']} favoring recall, the best block F0.5 / F2 there"
+        if {"precision", "recall"} <= set(thresholds)
+        else ""
+    )
     return f"""# extract-trt built-in block model
 
 A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
@@ -59,7 +66,7 @@ string of the page, then added up per block), projected with the layout numbers 
 {m['width']}, a 1-D convolution (kernel {m['conv_kernel']}) over neighbouring blocks, {m['layers']} pre-norm
 Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
 overlap {manifest['overlap']}), one logit per block; main when p >= {manifest['threshold']} (chosen on the
-tune pages).
+tune pages{favors}).
 
 Files: `model.onnx` (fp32) and `model.int8.onnx` (dynamic int8 MatMuls, fp32 embedding table; the
 default), both checked against PyTorch at export (fp32 logits within 1e-4, int8 labels agree on >= 97 %).

@@ -2,9 +2,10 @@
 
 ``train_block_model(data_dir, out_dir)`` runs the whole recipe with a fixed seed: build examples
 (:mod:`extract_trt.train.data`), train :class:`~extract_trt.train.model.BlockModel` on the training
-domains with AdamW and a linear warm-up/decay schedule, pick the decision threshold on the training
-pages, export fp32 and int8 ONNX (:mod:`extract_trt.train.export_onnx`), and write ``block-model.json``
-with the configuration and the validation figures. ``extract-trt train`` is the CLI for it.
+domains with AdamW and a linear warm-up/decay schedule, pick the decision thresholds on the tune pages
+(balanced: the best block F1; favoring precision or recall: the best F0.5 / F2), export fp32 and int8
+ONNX (:mod:`extract_trt.train.export_onnx`), and write ``block-model.json`` with the configuration and
+the validation figures. ``extract-trt train`` is the CLI for it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ __all__ = ["TrainConfig", "block_f1", "train_block_model"]
 DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz", "trafilatura-eval.jsonl.gz")
 MODEL_CARD = "MODEL_CARD.md"
 PRIMARY = "wcxb-dev"  # the set with full ground truth: its validation block F1 is the progress figure
+# The threshold of each `favor` (BlockModelLabeler) is the one with the best block F-beta on the tune pages.
+FAVOR_BETAS = {"precision": 0.5, "balanced": 1.0, "recall": 2.0}
 
 
 @dataclass(frozen=True)
@@ -81,16 +84,20 @@ def predict(model: BlockModel, features: BlockFeatures, window: int = WINDOW, ov
     return 1.0 / (1.0 + np.exp(-out))
 
 
-def block_f1(examples: Sequence[Example], probabilities: Sequence[np.ndarray], threshold: float) -> float:
-    """Mean over pages of the F1 of main blocks, each block weighted by its loss weight (word-based)."""
+def block_f1(
+    examples: Sequence[Example], probabilities: Sequence[np.ndarray], threshold: float, beta: float = 1.0
+) -> float:
+    """Mean over pages of the F1 of main blocks, each block weighted by its loss weight (word-based); with
+    ``beta``, the F-beta score (recall counted ``beta`` times as much as precision)."""
     scores = []
+    b2 = beta * beta
     for ex, prob in zip(examples, probabilities):
         known = ex.labels != IGNORE
         truth = (ex.labels == 1) & known
         pred = (prob >= threshold) & known
         w = ex.weights
         tp, fp, fn = w[truth & pred].sum(), w[~truth & pred].sum(), w[truth & ~pred].sum()
-        scores.append(1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn))
+        scores.append(1.0 if tp + fp + fn == 0 else (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp))
     return float(np.mean(scores)) if scores else 0.0
 
 
@@ -101,9 +108,9 @@ def _by_dataset(examples: Sequence[Example]) -> dict[str, list[int]]:
     return groups
 
 
-def _best_threshold(examples: Sequence[Example], probabilities: Sequence[np.ndarray]) -> float:
-    grid = np.round(np.arange(0.1, 0.71, 0.05), 2)
-    return float(max(grid, key=lambda t: block_f1(examples, probabilities, float(t))))
+def _best_threshold(examples: Sequence[Example], probabilities: Sequence[np.ndarray], beta: float = 1.0) -> float:
+    grid = np.round(np.arange(0.05, 0.96, 0.05), 2)
+    return float(max(grid, key=lambda t: block_f1(examples, probabilities, float(t), beta)))
 
 
 def load_examples(data_dir: str | Path, max_pages: int | None = None) -> list[Example]:
@@ -195,7 +202,8 @@ def train_block_model(
 
     primary_tune = [e for e in tune if e.dataset == PRIMARY] or train
     tune_probs = [predict(model, e.features) for e in primary_tune]
-    threshold = _best_threshold(primary_tune, tune_probs)
+    thresholds = {favor: _best_threshold(primary_tune, tune_probs, beta) for favor, beta in FAVOR_BETAS.items()}
+    threshold = thresholds["balanced"]
     tune_f1 = block_f1(primary_tune, tune_probs, threshold)
     if cfg.refit and tune:
         # the same recipe on a quarter more domains; the threshold stays the one tuned above
@@ -213,6 +221,7 @@ def train_block_model(
         "name": "extract-trt-block-model",
         "feature_version": FEATURE_VERSION,
         "threshold": threshold,
+        "thresholds": thresholds,
         "window": WINDOW,
         "overlap": OVERLAP,
         "files": files,

@@ -35,14 +35,15 @@ class Labeler(Protocol):
 PAGES_PER_CALL = 16  # pages per label() call for a labeler that does not say (batched model backends)
 
 
-def default_labeler() -> Labeler:
-    """The labeler used when none is given: the built-in block model shipped in the package."""
+def default_labeler(favor: str = "balanced") -> Labeler:
+    """The labeler used when none is given: the built-in block model shipped in the package, with its
+    threshold ``favor``-ing neither, ``"precision"`` or ``"recall"`` (``BlockModelLabeler``)."""
     from extract_trt.runtime.labelers.block_model import BlockModelLabeler
 
-    return BlockModelLabeler()
+    return BlockModelLabeler(favor=favor)
 
 
-LABELER_NAMES = ("default", "block-model", "heuristic", "annotation")
+LABELER_NAMES = ("default", "block-model", "block-model-precision", "block-model-recall", "heuristic", "annotation")
 
 
 def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
@@ -55,6 +56,8 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
 
     if spec in ("default", "block-model"):
         return default_labeler()
+    if spec in ("block-model-precision", "block-model-recall"):  # the shipped model's other thresholds
+        return default_labeler(favor=spec.rsplit("-", 1)[1])
     if spec == "heuristic":
         from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 

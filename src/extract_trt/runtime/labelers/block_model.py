@@ -4,7 +4,8 @@ The model ships inside the package (``extract_trt/models/block-model/``: ``model
 ``model.onnx``, ``block-model.json`` and its model card). It labels all blocks of a page in one forward
 pass from the features of :mod:`extract_trt.runtime.features`; pages longer than ``WINDOW`` blocks are
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
-from an edge. A block is main when p(main) reaches the threshold chosen at training time.
+from an edge. A block is main when p(main) reaches the threshold chosen at training time (one per
+:data:`FAVORS`).
 
 One CPU thread per session, always: ONNX Runtime's CPU ScatterND with ``reduction="add"`` (the bag
 pooling) races when it runs on several intra-op threads — its sums then vary from run to run (measured:
@@ -27,7 +28,7 @@ from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.features import BUCKETS, N_DENSE, page_features, windows
 from extract_trt.runtime.types import Labels, PageBlocks
 
-__all__ = ["BlockModelLabeler", "ModelLoadError", "default_model_dir"]
+__all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir"]
 
 FEATURE_VERSION = 5  # bump when runtime/features.py changes what a model sees (4: norms input, 5: containers)
 MANIFEST = "block-model.json"
@@ -35,6 +36,9 @@ MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 INPUTS = ("ids", "bags", "dense", "markup", "norms")
 WINDOW = 512  # blocks per forward pass
 OVERLAP = 64
+# Decision thresholds stored with a model (``thresholds`` in its manifest), each chosen on the tune pages:
+# the best block F1, F0.5 (fewer boilerplate words kept, more content lost) and F2 (the other way round).
+FAVORS = ("balanced", "precision", "recall")
 
 
 class ModelLoadError(LabelerError):
@@ -52,7 +56,10 @@ class BlockModelLabeler:
     Args:
         model_dir: a directory with ``block-model.json`` and the ONNX files; default: the shipped model.
         precision: ``"int8"`` (default, smaller and faster) or ``"fp32"``.
-        threshold: override the p(main) threshold stored with the model.
+        favor: which of the model's stored thresholds to use (:data:`FAVORS`): ``"balanced"`` (default),
+            ``"precision"`` (less boilerplate, for corpora where noise costs more than a lost paragraph;
+            trafilatura's ``favor_precision``) or ``"recall"`` (keeps more, e.g. for RAG indexes).
+        threshold: a p(main) threshold of your own instead (overrides ``favor``).
     """
 
     name = "block-model"
@@ -65,6 +72,7 @@ class BlockModelLabeler:
         model_dir: str | Path | None = None,
         precision: str = "int8",
         threshold: float | None = None,
+        favor: str = "balanced",
     ) -> None:
         directory = Path(model_dir) if model_dir is not None else default_model_dir()
         manifest_path = directory / MANIFEST
@@ -93,7 +101,14 @@ class BlockModelLabeler:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        self.threshold = float(threshold if threshold is not None else self.manifest["threshold"])
+        if favor not in FAVORS:
+            raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
+        stored = self.manifest.get("thresholds") or {"balanced": self.manifest["threshold"]}
+        if threshold is None and favor not in stored:
+            raise ModelLoadError(f"{directory} stores no threshold favoring {favor} (retrain it with `extract-trt train`)")
+        self.threshold = float(threshold if threshold is not None else stored[favor])
+        if favor != "balanced":
+            self.name = f"block-model-{favor}"
         self.window = int(self.manifest.get("window", WINDOW))
         self.overlap = int(self.manifest.get("overlap", OVERLAP))
 
