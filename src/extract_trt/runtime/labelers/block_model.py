@@ -74,6 +74,8 @@ class BlockModelLabeler:
         threshold: float | None = None,
         favor: str = "balanced",
     ) -> None:
+        if favor not in FAVORS:
+            raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
         directory = Path(model_dir) if model_dir is not None else default_model_dir()
         manifest_path = directory / MANIFEST
         if not manifest_path.is_file():
@@ -101,8 +103,6 @@ class BlockModelLabeler:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        if favor not in FAVORS:
-            raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
         stored = self.manifest.get("thresholds") or {"balanced": self.manifest["threshold"]}
         if threshold is None and favor not in stored:
             raise ModelLoadError(f"{directory} stores no threshold favoring {favor} (retrain it with `extract-trt train`)")
