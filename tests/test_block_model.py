@@ -110,6 +110,20 @@ def test_bad_model_directories_are_clear_errors(tmp_path, trained):
     (reshaped / MANIFEST).write_text(json.dumps({**manifest, "model": {**manifest["model"], "n_dense": 3}}))
     with pytest.raises(ModelLoadError, match="features"):
         BlockModelLabeler(reshaped)
+    full_graph = tmp_path / "full-graph"  # written before the embedding sums moved out of the graph
+    full_graph.mkdir()
+    files = {k: v for k, v in manifest["files"].items() if k != "embeddings"}
+    (full_graph / MANIFEST).write_text(json.dumps({**manifest, "files": files}))
+    with pytest.raises(ModelLoadError, match="older extract-trt"):
+        BlockModelLabeler(full_graph)
+    wrong_table = tmp_path / "wrong-table"
+    wrong_table.mkdir()
+    for name in manifest["files"].values():
+        (wrong_table / name).write_bytes((out / name).read_bytes())
+    (wrong_table / MANIFEST).write_text(json.dumps(manifest))
+    np.save(wrong_table / manifest["files"]["embeddings"], np.zeros((10, 3), dtype=np.float32))
+    with pytest.raises(ModelLoadError, match="table"):
+        BlockModelLabeler(wrong_table)
     with pytest.raises(LabelerError, match="unknown labeler"):
         get_labeler("no-such-labeler")
     with pytest.raises(ModelLoadError, match="favor must be one of"):

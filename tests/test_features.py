@@ -8,7 +8,8 @@ import pytest
 
 from extract_trt import simplify
 from extract_trt.runtime.features import (
-    BUCKETS, CHARS, MARKUP_KINDS, MAX_TRIGRAM_TEXT, N_DENSE, TEXT_FIELDS, WORDS, page_features, windows,
+    BUCKETS, CHARS, MARKUP_KINDS, MAX_TRIGRAM_TEXT, N_DENSE, TEXT_FIELDS, WORDS, BlockFeatures, page_features,
+    windows,
 )  # fmt: skip
 
 PAGE = """<html><body><nav class="main-menu"><a href="/">Home</a> <a href="/about">About us</a></nav>
@@ -219,3 +220,27 @@ def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):
         monkeypatch.undo()
         for c, i in zip(compiled, interpreted):
             assert c.dtype == i.dtype and np.array_equal(c, i)
+
+
+def test_bag_sums_add_each_ids_row_into_its_bag(monkeypatch):
+    """The C loop and the NumPy version sum the same rows, on a real page and after a window."""
+    from extract_trt.runtime import features
+
+    page = simplify(PAGE)
+    table = np.random.default_rng(0).standard_normal((BUCKETS, 8)).astype(np.float32)
+    for f in (page_features(page), page_features(page).window(1, 3)):
+        sums = f.bag_sums(table)
+        rows = (TEXT_FIELDS + MARKUP_KINDS) * f.n_blocks
+        expected = np.zeros((rows, 8), dtype=np.float64)
+        for i, b in zip(f.ids, f.bags):
+            expected[b] += table[i]
+        assert sums.shape == (rows, 8) and sums.dtype == np.float32
+        assert np.allclose(sums, expected, atol=1e-5)
+        monkeypatch.setattr(features, "_C", None)
+        assert np.allclose(f.bag_sums(table), sums, atol=1e-5)
+        monkeypatch.undo()
+    if features._C is not None:
+        bad = BlockFeatures(ids=f.ids.copy(), bags=f.bags, dense=f.dense, markup=f.markup)
+        bad.ids[0] = BUCKETS
+        with pytest.raises(IndexError, match="out of range"):
+            bad.bag_sums(table)

@@ -125,3 +125,25 @@ def kind_counts(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8
                         out[t, bit] += 1
         pos = end + 1
     return out_arr
+
+
+def bag_sums(const float[:, ::1] table, const int64_t[::1] ids, const int64_t[::1] bags, Py_ssize_t rows):
+    """Row ``bags[i]`` of the result is the sum of ``table[ids[i]]`` over all ``i``: ``[rows, table
+    width]`` float32 (``BlockFeatures.bag_sums``). One pass over the ids, no ``[ids, width]`` gather in
+    between. Raises IndexError for an id or bag out of range."""
+    cdef Py_ssize_t width = table.shape[1], size = table.shape[0], t, j
+    cdef int64_t id_, bag
+    out_arr = np.zeros((rows, width), dtype=np.float32)
+    cdef float[:, ::1] out = out_arr
+    cdef const float *row
+    cdef float *into
+    for t in range(ids.shape[0]):
+        id_ = ids[t]
+        bag = bags[t]
+        if id_ < 0 or id_ >= size or bag < 0 or bag >= rows:
+            raise IndexError(f"id {id_} or bag {bag} out of range ({size} table rows, {rows} bags)")
+        row = &table[id_, 0]
+        into = &out[bag, 0]
+        for j in range(width):
+            into[j] += row[j]
+    return out_arr

@@ -6,9 +6,12 @@ bag's three kinds are summed once per distinct string of the page, then gathered
 are pooled from one shared hashed embedding table (sum / sqrt(count), the scales given by the features),
 joined with a projection of the dense layout numbers, mixed with the neighbours by a 1-D convolution (local
 order: the attention layers have no position encoding of their own) and by ``layers`` pre-norm Transformer
-encoder layers (the whole page), and read out as one main/other logit per block. Written with plain ops so
-the ONNX graph is only Gather, ScatterND (add), Slice, ReduceSum, MatMul, Conv, Softmax and
-LayerNormalization — fast on ORT CPU and supported by TensorRT's ONNX parser.
+encoder layers (the whole page), and read out as one main/other logit per block.
+
+The exported graph is :meth:`BlockModel.from_sums`: at run time the bag sums come from the features
+(:meth:`BlockFeatures.bag_sums`, the same sums as :meth:`BlockModel.bag_sums`), and the graph is plain
+Gather, Slice, ReduceSum, MatMul, Conv, Softmax and LayerNormalization — fast on ORT CPU and accepted by
+TensorRT's ONNX parser.
 """
 
 from __future__ import annotations
@@ -81,15 +84,23 @@ class BlockModel(nn.Module):
     def forward(
         self, ids: torch.Tensor, bags: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor, norms: torch.Tensor
     ) -> torch.Tensor:
+        return self.from_sums(self.bag_sums(ids, bags, dense.shape[0]), dense, markup, norms)
+
+    def bag_sums(self, ids: torch.Tensor, bags: torch.Tensor, n: int) -> torch.Tensor:
+        """The embedding sum of every bag, ``[(TEXT_FIELDS + MARKUP_KINDS) * n, embed_dim]``: the text bags,
+        then each kind's distinct markup strings (:meth:`BlockFeatures.bag_sums` at run time)."""
+        rows = (TEXT_FIELDS + MARKUP_KINDS) * n
+        return torch.zeros(rows, self.config.embed_dim, dtype=self.table.weight.dtype).index_put(
+            (bags,), self.table(ids), accumulate=True
+        )
+
+    def from_sums(
+        self, sums: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor, norms: torch.Tensor
+    ) -> torch.Tensor:
+        """Logits from the bag sums: the exported graph (the lookup itself runs in the features' C loop)."""
         n = dense.shape[0]
         dim = self.config.embed_dim
         text_rows = TEXT_FIELDS * n
-        rows = text_rows + MARKUP_KINDS * n  # text bags, then each kind's distinct markup strings
-        # accumulating index_put exports as ScatterND (row-wise, fast in ORT); the exporter marks it
-        # reduction="add" (see export_onnx.py)
-        sums = torch.zeros(rows, dim, dtype=self.table.weight.dtype).index_put(
-            (bags,), self.table(ids), accumulate=True
-        )
         text = sums[:text_rows].reshape(n, TEXT_FIELDS, dim) * norms[:, :TEXT_FIELDS].unsqueeze(2)
         markup_pooled = sums[markup + text_rows].sum(1) * norms[:, TEXT_FIELDS:]  # its kinds' strings together
         x = torch.cat([text.reshape(n, TEXT_FIELDS * dim), markup_pooled], dim=1)

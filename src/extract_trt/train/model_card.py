@@ -68,8 +68,10 @@ Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({ma
 overlap {manifest['overlap']}), one logit per block; main when p >= {manifest['threshold']} (chosen on the
 tune pages{favors}).
 
-Files: `model.onnx` (fp32) and `model.int8.onnx` (dynamic int8 MatMuls, fp32 embedding table; the
-default), both checked against PyTorch at export (fp32 logits within 1e-4, int8 labels agree on >= 97 %).
+Files: `embeddings.npy` (the fp32 table; the labeler sums each bag's rows from it in the features), and
+the graph from the bag sums on: `model.onnx` (fp32) and `model.int8.onnx` (dynamic int8 MatMuls; the
+default), both checked against PyTorch's whole forward pass at export (fp32 logits within 1e-4, int8 labels
+agree on >= 97 %).
 
 ## Training
 `extract-trt train --data ../shared/data -o src/extract_trt/models/block-model` (seed {t['seed']},

@@ -1,15 +1,16 @@
 """The built-in block model as a :class:`~extract_trt.runtime.labelers.Labeler` (ONNX Runtime, CPU).
 
 The model ships inside the package (``extract_trt/models/block-model/``: ``model.int8.onnx``,
-``model.onnx``, ``block-model.json`` and its model card). It labels all blocks of a page in one forward
-pass from the features of :mod:`extract_trt.runtime.features`; pages longer than ``WINDOW`` blocks are
+``model.onnx``, ``embeddings.npy``, ``block-model.json`` and its model card). It labels all blocks of a
+page in one forward pass from the features of :mod:`extract_trt.runtime.features`: the hashed ids are
+summed per bag from the embedding table (:meth:`BlockFeatures.bag_sums`, a C loop in the compiled build),
+and the ONNX graph takes those sums and the layout numbers to the logits. Pages longer than ``WINDOW`` blocks are
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
 from an edge. A block is main when p(main) reaches the threshold chosen at training time (one per
 :data:`FAVORS`).
 
-One CPU thread per session, always: ONNX Runtime's CPU ScatterND with ``reduction="add"`` (the bag
-pooling) races when it runs on several intra-op threads — its sums then vary from run to run (measured:
-logits off by up to 0.16). Scale out with worker processes instead. Defaults: int8 weights, ORT's full
+One CPU thread per session: a page is a few milliseconds of small matrix products, too little to split
+across threads; scale out with worker processes instead. Defaults: int8 weights, ORT's full
 graph optimisation. (Not ``session.set_denormal_as_zero``: it sets the calling thread's flush-to-zero
 mode, which would change every float computation of the host process after the first page.)
 """
@@ -25,15 +26,16 @@ import numpy as np
 import onnxruntime as ort
 
 from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.features import BUCKETS, N_DENSE, page_features, windows
+from extract_trt.runtime.features import BUCKETS, N_DENSE, BlockFeatures, page_features, windows
 from extract_trt.runtime.types import Labels, PageBlocks
 
-__all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir"]
+__all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "onnx_inputs"]
 
 FEATURE_VERSION = 5  # bump when runtime/features.py changes what a model sees (4: norms input, 5: containers)
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
-INPUTS = ("ids", "bags", "dense", "markup", "norms")
+EMBEDDINGS = "embeddings.npy"  # the hashed embedding table, float32 [BUCKETS, embed_dim]
+INPUTS = ("sums", "dense", "markup", "norms")
 WINDOW = 512  # blocks per forward pass
 OVERLAP = 64
 # Decision thresholds stored with a model (``thresholds`` in its manifest), each chosen on the tune pages:
@@ -43,6 +45,12 @@ FAVORS = ("balanced", "precision", "recall")
 
 class ModelLoadError(LabelerError):
     """A block-model directory is missing, incomplete, or made for other features."""
+
+
+def onnx_inputs(features: BlockFeatures, table: np.ndarray) -> dict[str, np.ndarray]:
+    """The graph's inputs for ``features`` (one window), their bags summed from ``table``."""
+    return {"sums": features.bag_sums(table), "dense": features.dense, "markup": features.markup,
+            "norms": features.norms()}  # fmt: skip
 
 
 def default_model_dir() -> Path:
@@ -95,11 +103,22 @@ class BlockModelLabeler:
             )
         if precision not in MODEL_FILES:
             raise ModelLoadError(f"precision must be one of {sorted(MODEL_FILES)}, got {precision!r}")
-        model_path = directory / self.manifest["files"][precision]
-        if not model_path.is_file():
-            raise ModelLoadError(f"missing model file {model_path}")
+        files = self.manifest.get("files", {})
+        if "embeddings" not in files:
+            raise ModelLoadError(
+                f"{directory} was written by an older extract-trt (its graphs look up the embedding table "
+                "themselves): retrain it with `extract-trt train`"
+            )
+        model_path, table_path = directory / files[precision], directory / files["embeddings"]
+        for path in (model_path, table_path):
+            if not path.is_file():
+                raise ModelLoadError(f"missing model file {path}")
+        self.table = np.ascontiguousarray(np.load(table_path), dtype=np.float32)
+        width = self.manifest.get("model", {}).get("embed_dim")
+        if self.table.shape != (BUCKETS, width):
+            raise ModelLoadError(f"{table_path} holds a {self.table.shape} table, the manifest says ({BUCKETS}, {width})")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 1  # see the module docstring: the pooling scatter races on more
+        options.intra_op_num_threads = 1  # see the module docstring
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
@@ -119,8 +138,7 @@ class BlockModelLabeler:
         features = page_features(page)
         logits = np.zeros(features.n_blocks, dtype=np.float32)
         for start, stop, keep_from, keep_to in windows(features.n_blocks, self.window, self.overlap):
-            part = features.window(start, stop)
-            out = self.session.run(None, dict(zip(INPUTS, part.arrays())))[0]
+            out = self.session.run(None, onnx_inputs(features.window(start, stop), self.table))[0]
             logits[keep_from:keep_to] = out[keep_from - start : keep_to - start]
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
 
