@@ -207,6 +207,9 @@ _REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]]*)\]:[ \t]*<?")
 
 
 def _unsafe_destination(text: str) -> bool:
+    first = text[:1]
+    if first > " " and first != "\x7f" and first not in "jvlmdJVLMD":  # most links: no scheme starts so
+        return False
     head = _IGNORED_IN_URL.sub("", text[:64]).lower()
     if head.startswith(_SCRIPT_SCHEMES):
         return True
@@ -223,7 +226,7 @@ def _neutralise(segment: str) -> str:
                 last = match.start() + 2
         out.append(segment[last:])
         segment = "".join(out)
-    return _TAG_START.sub(r"\\<", segment)
+    return _TAG_START.sub(r"\\<", segment) if "<" in segment else segment
 
 
 def _sanitize_line(line: str) -> str:
@@ -249,6 +252,10 @@ def sanitize_markdown(markdown: str) -> str:
     out: list[str] = []
     fence: str | None = None
     for line in markdown.split("\n"):
+        if "```" not in line and "~~~" not in line:  # not a fence line: most lines, checked without regexes
+            unchanged = fence is not None or ("<" not in line and "](" not in line and "]:" not in line)
+            out.append(line if unchanged else _sanitize_line(line))
+            continue
         marker = _FENCE.match(line)
         if fence is not None:
             if marker and marker.group(1) == fence:
