@@ -32,7 +32,7 @@ class ModelConfig:
     buckets: int = BUCKETS
     n_dense: int = N_DENSE
     embed_dim: int = 32
-    width: int = 96
+    width: int = 64
     layers: int = 3
     heads: int = 2
     conv_kernel: int = 5
