@@ -7,6 +7,7 @@ model with TensorRT's real ONNX parser. Exit status 1 when an engine disagrees o
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -52,6 +53,7 @@ def main() -> int:
     import encoder_fixtures as fx
     from extract_trt.export.trt_engine import TrtExportOptions, build_engine, export_tensorrt
     from extract_trt.export.trt_profiles import EngineProfile, ShapeRange
+    from extract_trt.runtime.features import MARKUP_KINDS, N_DENSE, TEXT_FIELDS
     from extract_trt.runtime.simplify import simplify
 
     ok = True
@@ -66,8 +68,14 @@ def main() -> int:
     decoder_dir = decoder_fixtures.exported(0, "mineru-v1.1", 4096)
     print(export_tensorrt(decoder_dir, TrtExportOptions(gpu=args.gpu, precision="fp16"), report=print).profiles)
     block = ROOT / "src" / "extract_trt" / "models" / "block-model" / "model.onnx"
-    profile = EngineProfile("blocks", {"ids": ShapeRange((1,), (4096,), (65536,)), "bags": ShapeRange((1,), (4096,), (65536,)),
-                                       "dense": ShapeRange((1, 66), (256, 66), (8192, 66))})  # fmt: skip
+    dim = json.loads((block.parent / "block-model.json").read_text())["model"]["embed_dim"]
+    bags = TEXT_FIELDS + MARKUP_KINDS  # rows of the bag sums per block (the graph's input; see BlockModel)
+    profile = EngineProfile("blocks", {  # one window: 1 to 512 blocks
+        "sums": ShapeRange((bags, dim), (256 * bags, dim), (512 * bags, dim)),
+        "dense": ShapeRange((1, N_DENSE), (256, N_DENSE), (512, N_DENSE)),
+        "markup": ShapeRange((1, MARKUP_KINDS), (256, MARKUP_KINDS), (512, MARKUP_KINDS)),
+        "norms": ShapeRange((1, TEXT_FIELDS + 1), (256, TEXT_FIELDS + 1), (512, TEXT_FIELDS + 1)),
+    })  # fmt: skip
     build_engine(block, work / "block-model.plan", precision="fp16", profiles=[profile], workspace_bytes=1 << 30,
                  timing_cache=work / "block.timing")  # fmt: skip
     print("block model: TensorRT built an engine")
