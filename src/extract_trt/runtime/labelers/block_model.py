@@ -114,9 +114,11 @@ class BlockModelLabeler:
             if not path.is_file():
                 raise ModelLoadError(f"missing model file {path}")
         self.table = np.ascontiguousarray(np.load(table_path), dtype=np.float32)
-        width = self.manifest.get("model", {}).get("embed_dim")
-        if self.table.shape != (BUCKETS, width):
-            raise ModelLoadError(f"{table_path} holds a {self.table.shape} table, the manifest says ({BUCKETS}, {width})")
+        embed_dim = self.manifest.get("model", {}).get("embed_dim")
+        if self.table.shape != (BUCKETS, embed_dim):
+            raise ModelLoadError(
+                f"{table_path} holds a {self.table.shape} table, the manifest says ({BUCKETS}, {embed_dim})"
+            )
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # see the module docstring
         options.inter_op_num_threads = 1
