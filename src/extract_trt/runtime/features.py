@@ -337,29 +337,21 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     out = np.zeros((n, N_DENSE), dtype=np.float32)
     if not n:
         return out
-    table = _block_numbers(blocks)
-    chars, links, html_len, depth = table[:, 0], table[:, 1], table[:, 2], table[:, 3]
-    copyright_ = np.array(["\u00a9" in t or "copyright" in t or "all rights reserved" in t for t in lowered], dtype=np.float32)
     counts = _char_counts([b.text[:MAX_TEXT] for b in blocks])  # punct, end, digit, upper
-    safe = np.maximum(chars, 1.0)
     words = n_words.astype(np.float32)
-    position = np.arange(n, dtype=np.float32) / max(n - 1, 1)
+    table = _block_columns(blocks, lowered, words, counts, out)
+    chars, links, html_len, depth = table[:, 0], table[:, 1], table[:, 2], table[:, 3]
     total_chars = float(chars.sum()) or 1.0
-    cum = (np.cumsum(chars) - chars / 2) / total_chars
     log_chars = np.log1p(chars)
-    columns = [
-        log_chars / 6, np.log1p(words) / 5, np.minimum(links / safe, 1.0), np.log1p(links) / 6,
-        counts[:, 0] / safe * 10, counts[:, 0] / np.maximum(words, 1), counts[:, 1] / np.maximum(words, 1) * 5,
-        counts[:, 2] / safe * 5, counts[:, 3] / safe * 5, np.log1p(html_len / safe) / 3, depth / 20,
-        (depth - depth.mean()) / 10, position, cum, np.full(n, np.log1p(n) / 7, dtype=np.float32),
-        log_chars / 6 - float(log_chars.mean()) / 6, table[:, 4], copyright_, table[:, 5], table[:, 6] / 5,
-    ]  # fmt: skip
-    out[:, :20] = np.stack(columns, axis=1)
-    col = 20
-    out[np.arange(n), col + table[:, 7].astype(np.intp)] = 1.0
-    col += len(_TAGS) + 1
-    out[np.arange(n), col + table[:, 8].astype(np.intp)] = 1.0
-    col += len(_CONTENT_TYPES)
+    out[:, 0] = log_chars / 6
+    out[:, 1] = np.log1p(words) / 5
+    out[:, 3] = np.log1p(links) / 6
+    out[:, 9] = np.log1p(html_len / np.maximum(chars, 1.0)) / 3
+    out[:, 11] = (depth - depth.mean()) / 10
+    out[:, 13] = (np.cumsum(chars) - chars / 2) / total_chars
+    out[:, 14] = np.log1p(n) / 7
+    out[:, 15] = log_chars / 6 - float(log_chars.mean()) / 6
+    col = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES)
     path, paths = _distinct(b.tag_path for b in blocks)  # a page's blocks share few paths: flags once each
     flags = np.array([[f">{flag}>" in f">{p}>" for flag in _PATH_FLAGS] for p in paths], dtype=np.float32)
     out[:, col : col + len(_PATH_FLAGS)] = flags[path]
@@ -393,30 +385,55 @@ def _container_numbers(blocks: list, chars: np.ndarray, links: np.ndarray, total
     return np.concatenate([under / total_chars, np.minimum(linked / np.maximum(under, 1.0), 1.0)], axis=1)
 
 
-def _block_numbers(blocks: list) -> np.ndarray:
-    """Per block, float32 ``[n, 9]``: text length, link text length, HTML length, depth, whether it holds an
-    image, whether its text ends a sentence, class and id tokens, tag index, content-type index. Written
-    into the array in place (typed in the compiled build: no tuple per block to convert)."""
+def _block_columns(blocks: list, lowered: list, words: np.ndarray, counts: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Writes the layout numbers of :func:`_dense` that need no page totals and no logarithm into ``out``
+    (ratios, flags, position, tag and content-type one-hots), one block at a time (typed in the compiled
+    build: float32 arithmetic as NumPy's, no array per column). Returns float32 ``[n, 4]``: text length,
+    link text length, HTML length, depth — what the other numbers are computed from."""
     n: cython.Py_ssize_t = len(blocks)
     i: cython.Py_ssize_t
     text: str
     html: str
-    out = np.empty((n, 9), dtype=np.float32)
-    table: cython.float[:, ::1] = out
+    low: str
+    table = np.empty((n, 4), dtype=np.float32)
+    t: cython.float[:, ::1] = table
+    o: cython.float[:, ::1] = out
+    w: cython.float[::1] = words
+    c: cython.float[:, ::1] = counts
+    chars: cython.float
+    links: cython.float
+    safe: cython.float
+    per_word: cython.float
+    last: cython.float = max(n - 1, 1)
+    first_content = 20 + len(_TAGS) + 1
     for i in range(n):
         b = blocks[i]
         text = b.text
         html = b.html
-        table[i, 0] = len(text)
-        table[i, 1] = b.link_text_length
-        table[i, 2] = len(html)
-        table[i, 3] = b.depth
-        table[i, 4] = "<img" in html
-        table[i, 5] = text != "" and text[-1] in _SENTENCE_END
-        table[i, 6] = len(b.classes.split()) + bool(b.element_id)
-        table[i, 7] = _TAG_INDEX.get(b.tag, len(_TAGS))
-        table[i, 8] = _CONTENT_INDEX.get(b.content_type, 0)
-    return out
+        low = lowered[i]
+        chars = len(text)
+        links = b.link_text_length
+        t[i, 0] = chars
+        t[i, 1] = links
+        t[i, 2] = len(html)
+        t[i, 3] = b.depth
+        safe = chars if chars > 1 else 1
+        per_word = w[i] if w[i] > 1 else 1
+        o[i, 2] = min(links / safe, 1)
+        o[i, 4] = c[i, 0] / safe * 10
+        o[i, 5] = c[i, 0] / per_word
+        o[i, 6] = c[i, 1] / per_word * 5
+        o[i, 7] = c[i, 2] / safe * 5
+        o[i, 8] = c[i, 3] / safe * 5
+        o[i, 10] = t[i, 3] / 20
+        o[i, 12] = i / last
+        o[i, 16] = "<img" in html
+        o[i, 17] = "\u00a9" in low or "copyright" in low or "all rights reserved" in low
+        o[i, 18] = text != "" and text[-1] in _SENTENCE_END
+        o[i, 19] = (len(b.classes.split()) + bool(b.element_id)) / 5
+        o[i, 20 + _TAG_INDEX.get(b.tag, len(_TAGS))] = 1
+        o[i, first_content + _CONTENT_INDEX.get(b.content_type, 0)] = 1
+    return table
 
 
 # per BMP code point: punctuation, sentence end, digit, upper case (ASCII/Latin-1) as bits 0..3
