@@ -141,6 +141,7 @@ def test_bad_model_directories_are_clear_errors(tmp_path, trained):
 def test_the_shipped_model_is_the_default():
     labeler = default_labeler()
     assert isinstance(labeler, BlockModelLabeler)
+    assert not labeler.table.flags.writeable  # the table file is mapped (shared by worker processes), not copied
     assert Extractor().labeler.name == "block-model"
     assert Extractor(labeler="heuristic").labeler.name == "heuristic"
 

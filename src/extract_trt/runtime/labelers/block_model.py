@@ -113,7 +113,8 @@ class BlockModelLabeler:
         for path in (model_path, table_path):
             if not path.is_file():
                 raise ModelLoadError(f"missing model file {path}")
-        self.table = np.ascontiguousarray(np.load(table_path), dtype=np.float32)
+        # mapped, not read: worker processes on one machine share the file's pages instead of a copy each
+        self.table = np.ascontiguousarray(np.load(table_path, mmap_mode="r"), dtype=np.float32)
         embed_dim = self.manifest.get("model", {}).get("embed_dim")
         if self.table.shape != (BUCKETS, embed_dim):
             raise ModelLoadError(
