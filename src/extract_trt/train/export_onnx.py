@@ -8,6 +8,7 @@ quarter of the model's time.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +60,11 @@ def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) 
     """
     model.eval()
     table = model.table.weight.detach().numpy().astype(np.float32)
-    np.save(out_dir / EMBEDDINGS, table)
+    # a new file renamed over the old one: a labeler running on the old table keeps its mapping intact
+    partial = out_dir / f"{EMBEDDINGS}.partial"
+    with open(partial, "wb") as f:
+        np.save(f, table)
+    os.replace(partial, out_dir / EMBEDDINGS)
     feed = onnx_inputs(sample, table)
     fp32 = out_dir / MODEL_FILES["fp32"]
     int8 = out_dir / MODEL_FILES["int8"]
