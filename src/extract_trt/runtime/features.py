@@ -405,7 +405,7 @@ def _block_columns(blocks: list, lowered: list, words: np.ndarray, counts: np.nd
     safe: cython.float
     per_word: cython.float
     last: cython.float = max(n - 1, 1)
-    first_content = 20 + len(_TAGS) + 1
+    first_content: cython.Py_ssize_t = 20 + len(_TAGS) + 1
     for i in range(n):
         b = blocks[i]
         text = b.text
