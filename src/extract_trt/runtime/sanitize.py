@@ -72,6 +72,8 @@ _SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 _IMAGE_ATTRS = frozenset({"src", "srcset", "imagesrcset", "poster"})
 _DROPPED_ATTRS = frozenset({"srcdoc", "_item_id", "cc-block-type"})
 _SCRIPT_SCHEMES = ("javascript:", "vbscript:", "livescript:", "mocha:")
+# first letters of the schemes a link destination must not have (the scripting ones and data:)
+_UNSAFE_SCHEME_INITIALS = frozenset(c for s in (*_SCRIPT_SCHEMES, "data:") for c in (s[0], s[0].upper()))
 _IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
 _UNSAFE_CSS = re.compile(r"expression\(|javascript:|vbscript:|-moz-binding|behavior:|\\")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
@@ -208,7 +210,8 @@ _REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]]*)\]:[ \t]*<?")
 
 def _unsafe_destination(text: str) -> bool:
     first = text[:1]
-    if first > " " and first != "\x7f" and first not in "jvlmdJVLMD":  # most links: no scheme starts so
+    # most links: a first character that is neither ignored in a URL nor an unsafe scheme's first letter
+    if first > " " and first != "\x7f" and first not in _UNSAFE_SCHEME_INITIALS:
         return False
     head = _IGNORED_IN_URL.sub("", text[:64]).lower()
     if head.startswith(_SCRIPT_SCHEMES):
