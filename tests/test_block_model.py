@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch", reason="training needs the train extra (tor
 
 from extract_trt import Extractor, simplify  # noqa: E402
 from extract_trt.runtime.errors import LabelerError  # noqa: E402
-from extract_trt.runtime.features import page_features  # noqa: E402
+from extract_trt.runtime.features import Vocabulary, page_features  # noqa: E402
 from extract_trt.runtime.labelers import default_labeler, get_labeler  # noqa: E402
 from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     FEATURE_VERSION,
@@ -20,7 +20,7 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     ModelLoadError,
 )
 from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
-from extract_trt.train.data import split_of  # noqa: E402
+from extract_trt.train.data import Example, shared_vocabulary, split_of  # noqa: E402
 from extract_trt.train.export_onnx import export_block_model  # noqa: E402
 from extract_trt.train.model import BlockModel, ModelConfig  # noqa: E402
 from extract_trt.train.trainer import TrainConfig, predict, train_block_model  # noqa: E402
@@ -69,6 +69,26 @@ def test_training_writes_a_loadable_model(trained):
     pages = [simplify(r["html"]) for r in _wcxb(3)]
     for page, labels in zip(pages, labeler.label(pages)):
         assert labels.main.shape == (len(page),) and labels.probability.dtype == np.float32
+    assert len(labeler.vocabulary) == manifest["training"]["vocabulary_ids"] > 0
+    assert not labeler.vocabulary.bits.flags.writeable  # mapped like the table
+    page_ids = page_features(pages[0]).ids
+    assert 0 < labeler.vocabulary.contains(page_ids).sum() < len(page_ids)
+
+
+def test_vocabulary_is_the_ids_shared_by_domains():
+    """An id is in the vocabulary when pages of at least ``min_domains`` different domains have it: two
+    pages of one site count once."""
+    pages = [page_features(simplify(r["html"])) for r in _wcxb(3)]
+    examples = [Example(id=str(i), dataset="d", domain=site, split="train", page_type="article", features=f,
+                        labels=np.zeros(f.n_blocks, np.int8), weights=np.ones(f.n_blocks, np.float32))
+                for i, (site, f) in enumerate(zip(["a.org", "a.org", "b.org"], pages))]  # fmt: skip
+    a = np.union1d(pages[0].ids, pages[1].ids)
+    both = np.intersect1d(a, pages[2].ids)
+    assert 0 < len(both) < len(a)
+    vocabulary = shared_vocabulary(examples, min_domains=2)
+    assert len(vocabulary) == len(both) and vocabulary.contains(both).all()
+    assert len(shared_vocabulary(examples, min_domains=1)) == len(np.union1d(a, pages[2].ids))
+    assert len(shared_vocabulary(examples[:2], min_domains=2)) == 0  # one site only
 
 
 def test_onnx_matches_pytorch_on_real_pages(tmp_path):
@@ -76,14 +96,16 @@ def test_onnx_matches_pytorch_on_real_pages(tmp_path):
     torch.manual_seed(0)
     model = BlockModel(TINY).eval()
     pages = [p for p in (simplify(r["html"]) for r in _wcxb(6)) if len(p)]
-    files = export_block_model(model, tmp_path, sample=page_features(pages[0]))
+    vocabulary = Vocabulary.of(np.concatenate([page_features(p).ids for p in pages])[::2])  # about half of the ids
+    files = export_block_model(model, tmp_path, sample=page_features(pages[0]).in_vocabulary(vocabulary),
+                               vocabulary=vocabulary)  # fmt: skip
     manifest = {"feature_version": FEATURE_VERSION, "threshold": 0.5, "window": 16, "overlap": 4, "files": files,
                 "model": TINY.as_dict()}  # fmt: skip
     (tmp_path / MANIFEST).write_text(json.dumps(manifest))
     labeler = BlockModelLabeler(tmp_path, precision="fp32")
     assert any(len(p) > 16 for p in pages)
     for page in pages:
-        expected = predict(model, page_features(page), window=16, overlap=4)
+        expected = predict(model, page_features(page).in_vocabulary(vocabulary), window=16, overlap=4)
         assert np.abs(labeler.probabilities(page) - expected).max() < 1e-5
 
 
@@ -110,20 +132,22 @@ def test_bad_model_directories_are_clear_errors(tmp_path, trained):
     (reshaped / MANIFEST).write_text(json.dumps({**manifest, "model": {**manifest["model"], "n_dense": 3}}))
     with pytest.raises(ModelLoadError, match="features"):
         BlockModelLabeler(reshaped)
-    full_graph = tmp_path / "full-graph"  # written before the embedding sums moved out of the graph
-    full_graph.mkdir()
-    files = {k: v for k, v in manifest["files"].items() if k != "embeddings"}
-    (full_graph / MANIFEST).write_text(json.dumps({**manifest, "files": files}))
-    with pytest.raises(ModelLoadError, match="older extract-trt"):
-        BlockModelLabeler(full_graph)
-    wrong_table = tmp_path / "wrong-table"
-    wrong_table.mkdir()
-    for name in manifest["files"].values():
-        (wrong_table / name).write_bytes((out / name).read_bytes())
-    (wrong_table / MANIFEST).write_text(json.dumps(manifest))
-    np.save(wrong_table / manifest["files"]["embeddings"], np.zeros((10, 3), dtype=np.float32))
-    with pytest.raises(ModelLoadError, match="table"):
-        BlockModelLabeler(wrong_table)
+    for role, content, message in (
+        ("vocabulary", None, "missing model file"),
+        ("embeddings", np.zeros((10, 3), dtype=np.float32), "table"),
+        ("vocabulary", np.zeros(100, dtype=np.uint8), "vocabulary is"),
+    ):
+        broken = tmp_path / f"broken-{role}-{message.split()[0]}"
+        broken.mkdir()
+        for name in manifest["files"].values():
+            (broken / name).write_bytes((out / name).read_bytes())
+        (broken / MANIFEST).write_text(json.dumps(manifest))
+        if content is None:
+            (broken / manifest["files"][role]).unlink()
+        else:
+            np.save(broken / manifest["files"][role], content)
+        with pytest.raises(ModelLoadError, match=message):
+            BlockModelLabeler(broken)
     with pytest.raises(LabelerError, match="unknown labeler"):
         get_labeler("no-such-labeler")
     with pytest.raises(ModelLoadError, match="favor must be one of"):

@@ -8,8 +8,8 @@ import pytest
 
 from extract_trt import simplify
 from extract_trt.runtime.features import (
-    BUCKETS, CHARS, MARKUP_KINDS, MAX_TRIGRAM_TEXT, N_DENSE, TEXT_FIELDS, WORDS, BlockFeatures, page_features,
-    windows,
+    BUCKETS, CHARS, HASH_BITS, MARKUP_KINDS, MAX_TRIGRAM_TEXT, N_DENSE, TEXT_FIELDS, UNKNOWN, WORDS, BlockFeatures,
+    Vocabulary, page_features, windows,
 )  # fmt: skip
 
 PAGE = """<html><body><nav class="main-menu"><a href="/">Home</a> <a href="/about">About us</a></nav>
@@ -25,7 +25,8 @@ def test_fields_and_ranges():
     assert f.dense.shape == (n, N_DENSE) and f.dense.dtype == np.float32
     assert f.ids.dtype == np.int64 and f.bags.dtype == np.int64 and len(f.ids) == len(f.bags)
     assert f.markup.shape == (n, MARKUP_KINDS) and f.markup.dtype == np.int64
-    assert f.ids.min() >= 1 and f.ids.max() < BUCKETS  # row 0 is never used
+    assert f.ids.min() >= 0 and f.ids.max() < 1 << HASH_BITS
+    assert len(np.unique(f.ids & (BUCKETS - 1))) > BUCKETS // 1000  # the table rows use the low bits too
     assert f.bags.min() >= 0 and f.bags.max() < (TEXT_FIELDS + MARKUP_KINDS) * n
     assert f.markup.min() >= 0 and f.markup.max() < MARKUP_KINDS * n
     per_row = np.bincount(f.bags, minlength=(TEXT_FIELDS + MARKUP_KINDS) * n)
@@ -233,14 +234,42 @@ def test_bag_sums_add_each_ids_row_into_its_bag(monkeypatch):
         rows = (TEXT_FIELDS + MARKUP_KINDS) * f.n_blocks
         expected = np.zeros((rows, 8), dtype=np.float64)
         for i, b in zip(f.ids, f.bags):
-            expected[b] += table[i]
+            expected[b] += table[i % BUCKETS]
         assert sums.shape == (rows, 8) and sums.dtype == np.float32
         assert np.allclose(sums, expected, atol=1e-5)
         monkeypatch.setattr(features, "_C", None)
         assert np.allclose(f.bag_sums(table), sums, atol=1e-5)
         monkeypatch.undo()
-    if features._C is not None:
-        bad = BlockFeatures(ids=f.ids.copy(), bags=f.bags, dense=f.dense, markup=f.markup)
-        bad.ids[0] = BUCKETS
-        with pytest.raises(IndexError, match="out of range"):
+    bad = BlockFeatures(ids=f.ids.copy(), bags=f.bags, dense=f.dense, markup=f.markup)
+    bad.ids[0] = -1
+    for c_loops in (features._C, None):
+        monkeypatch.setattr(features, "_C", c_loops)
+        with pytest.raises(IndexError, match="negative id"):
             bad.bag_sums(table)
+        with pytest.raises(IndexError, match="power of two"):
+            f.bag_sums(table[:1000])
+
+
+def test_ids_outside_the_vocabulary_become_their_fields_unknown_id(monkeypatch):
+    """In a vocabulary, a page keeps its known ids and its bags' sizes; every other id becomes the unknown
+    id of its field (words, trigrams, markup). The C loop and the NumPy version agree."""
+    from extract_trt.runtime import features
+
+    f = page_features(simplify(PAGE))
+    known = np.unique(f.ids)[::3]
+    vocabulary = Vocabulary.of(np.concatenate([known, known[:5]]))
+    assert len(vocabulary) == len(known)
+    inside = vocabulary.contains(f.ids)
+    assert inside.dtype == bool and np.array_equal(inside, np.isin(f.ids, known))
+    seen = f.in_vocabulary(vocabulary)
+    assert np.array_equal(seen.ids[inside], f.ids[inside]) and np.array_equal(seen.bags, f.bags)
+    assert np.array_equal(seen.norms(), f.norms())
+    field = [[WORDS, CHARS][b % TEXT_FIELDS] if b < TEXT_FIELDS * f.n_blocks else TEXT_FIELDS for b in f.bags[~inside]]
+    assert seen.ids[~inside].tolist() == [UNKNOWN + k for k in field] and len(set(field)) == 3
+    monkeypatch.setattr(features, "_C", None)
+    assert np.array_equal(f.in_vocabulary(vocabulary).ids, seen.ids)
+    monkeypatch.undo()
+    nothing = f.in_vocabulary(Vocabulary.of(np.zeros(0, dtype=np.int64)))
+    assert set(nothing.ids.tolist()) == {UNKNOWN + WORDS, UNKNOWN + CHARS, UNKNOWN + TEXT_FIELDS}
+    with pytest.raises(ValueError, match="uint8 bytes"):
+        Vocabulary(np.zeros(100, dtype=np.uint8))

@@ -145,27 +145,51 @@ cdef enum:
 
 
 def bag_sums(const float[:, ::1] table, const int64_t[::1] ids, const int64_t[::1] bags, Py_ssize_t rows):
-    """Row ``bags[i]`` of the result is the sum of ``table[ids[i]]`` over all ``i``: ``[rows, table
-    width]`` float32 (``BlockFeatures.bag_sums``). One pass over the ids, no ``[ids, width]`` gather in
-    between. Raises IndexError for an id or bag out of range."""
+    """Row ``bags[i]`` of the result is the sum of ``table[ids[i] & (len(table) - 1)]`` over all ``i``:
+    ``[rows, table width]`` float32 (``BlockFeatures.bag_sums``). One pass over the ids, no ``[ids,
+    width]`` gather in between. Raises IndexError for a negative id, a bag out of range or a table whose
+    length is not a power of two."""
     cdef Py_ssize_t width = table.shape[1], size = table.shape[0], n = ids.shape[0], t, j
-    cdef int64_t id_, bag, ahead
+    cdef int64_t id_, bag, mask = size - 1
+    if size == 0 or size & mask:
+        raise IndexError(f"a table of {size} rows: its length must be a power of two")
     out_arr = np.zeros((rows, width), dtype=np.float32)
     cdef float[:, ::1] out = out_arr
     cdef const float *row
     cdef float *into
     for t in range(n):
         if t + PREFETCH_AHEAD < n:
-            ahead = ids[t + PREFETCH_AHEAD]
-            if 0 <= ahead < size:
-                for j in range(0, width, 16):  # one 64-byte cache line per 16 floats
-                    prefetch(&table[ahead, j])
+            for j in range(0, width, 16):  # one 64-byte cache line per 16 floats
+                prefetch(&table[ids[t + PREFETCH_AHEAD] & mask, j])
         id_ = ids[t]
         bag = bags[t]
-        if id_ < 0 or id_ >= size or bag < 0 or bag >= rows:
-            raise IndexError(f"id {id_} or bag {bag} out of range ({size} table rows, {rows} bags)")
-        row = &table[id_, 0]
+        if id_ < 0:
+            raise IndexError(f"negative id {id_}")
+        if bag < 0 or bag >= rows:
+            raise IndexError(f"bag {bag} out of range ({rows} bags)")
+        row = &table[id_ & mask, 0]
         into = &out[bag, 0]
         for j in range(width):
             into[j] += row[j]
+    return out_arr
+
+
+def vocabulary_ids(const uint8_t[::1] bits, const int64_t[::1] ids, const int64_t[::1] bags, int64_t text_rows,
+                   int64_t text_fields, int64_t unknown):
+    """``BlockFeatures.in_vocabulary`` in one pass: ``ids[i]`` where the bitmap ``bits`` has it, else
+    ``unknown`` plus its field (``bags[i] % text_fields`` in a text bag, ``text_fields`` in a markup one).
+    Raises IndexError for an id outside the bitmap's range."""
+    cdef Py_ssize_t n = ids.shape[0], size = bits.shape[0], t
+    cdef int64_t id_, bag
+    out_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] out = out_arr
+    for t in range(n):
+        id_ = ids[t]
+        if id_ < 0 or (id_ >> 3) >= size:
+            raise IndexError(f"id {id_} is outside the vocabulary's range")
+        if (bits[id_ >> 3] >> (id_ & 7)) & 1:
+            out[t] = id_
+        else:
+            bag = bags[t]
+            out[t] = unknown + (bag % text_fields if bag < text_rows else text_fields)
     return out_arr

@@ -17,7 +17,16 @@ character counts — run as C loops instead, ``feature_hash.pyx``, which give th
   names, path) is hashed and summed once: they are rows ``TEXT_FIELDS * n_blocks + k`` (``k <
   MARKUP_KINDS * n_blocks``), and ``markup[b]`` holds the three ``k`` of block ``b``, whose sums the model
   adds into the block's markup bag (each bag scaled by :meth:`BlockFeatures.norms`). ``bags[i]`` is the row
-  of ``ids[i]``.
+  of ``ids[i]``. An id is a ``HASH_BITS``-bit hash; the model's table row for it is its low bits
+  (``id & (BUCKETS - 1)``).
+* **vocabulary** — a model knows only the ids it saw on pages of several training sites
+  (:class:`Vocabulary`); every other id becomes its field's *unknown* id (``UNKNOWN + field``, the markup
+  kinds together as field ``TEXT_FIELDS``: :meth:`BlockFeatures.in_vocabulary`). Most distinct ids (three
+  in four: one site's class names, rare words and bigrams) occur on one site only; trained on, their table
+  rows learn that site's labels, and at run time any unseen string hashed onto such a row brings them
+  along. As unknown ids they teach the model what a rare word or an unseen class name means instead, and a
+  page in a language the model never saw reads as text of unknown words, not as noise (the bags keep
+  their sizes).
 * **dense** — ``N_DENSE`` layout numbers per block (lengths, link density, punctuation, digits, upper
   case, depth, position on the page, tag kind, content type, repeated structure, the text share and link
   density of the block's nearest containers, …), scaled to roughly unit range.
@@ -42,10 +51,14 @@ except ImportError:  # no Cython: the interpreted package
     from extract_trt.runtime import _cython_shim as cython
 
 __all__ = [
-    "BUCKETS", "MARKUP_KINDS", "N_DENSE", "N_FIELDS", "TEXT_FIELDS", "BlockFeatures", "page_features", "windows",
+    "BUCKETS", "HASH_BITS", "MARKUP_KINDS", "N_DENSE", "N_FIELDS", "TEXT_FIELDS", "UNKNOWN", "BlockFeatures",
+    "Vocabulary", "page_features", "windows",
 ]  # fmt: skip
 
-BUCKETS = 1 << 15  # rows of the hashed embedding table
+BUCKETS = 1 << 15  # rows of the hashed embedding table (a power of two: an id's row is its low bits)
+HASH_BITS = 24  # ids are hashes in [0, 2**HASH_BITS): fine enough that a vocabulary tells strings apart
+VOCABULARY_BYTES = (1 << HASH_BITS) // 8
+UNKNOWN = 1 << HASH_BITS  # UNKNOWN + field: the id of a WORDS, CHARS or markup (TEXT_FIELDS) id outside a vocabulary
 WORDS, CHARS, MARKUP = 0, 1, 2
 TEXT_FIELDS = 2  # WORDS and CHARS: one bag per block (MARKUP: summed from the page's distinct strings)
 MARKUP_KINDS = 3  # own tag/class/id names, ancestors' names, path tags: the parts of a block's MARKUP bag
@@ -115,15 +128,17 @@ class BlockFeatures:
 
     def bag_sums(self, table: np.ndarray) -> np.ndarray:
         """The embedding sum of every bag, float32 ``[(TEXT_FIELDS + MARKUP_KINDS) * n_blocks, table
-        width]``: row ``bags[i]`` adds ``table[ids[i]]`` (text bags, then the distinct markup strings; rows
+        width]``: row ``bags[i]`` adds ``table[ids[i] & (len(table) - 1)]`` (text bags, then the distinct markup strings; rows
         of markup strings a page does not have stay zero). The model's first step, done here in one C pass
         because ONNX Runtime's Gather + ScatterND took a quarter of its time, most of it waiting on the
         table's rows."""
         rows = (TEXT_FIELDS + MARKUP_KINDS) * self.n_blocks
         if _C is not None:
             return _C.bag_sums(table, self.ids, self.bags, rows)
+        if not len(table) or len(table) & (len(table) - 1) or (len(self.ids) and self.ids.min() < 0):
+            raise IndexError(f"a negative id, or a table of {len(table)} rows (not a power of two)")
         sums = np.zeros((rows, table.shape[1]), dtype=np.float32)
-        np.add.at(sums, self.bags, table[self.ids])
+        np.add.at(sums, self.bags, table[self.ids & (len(table) - 1)])
         return sums
 
     def text_ids_per_block(self, field: int) -> np.ndarray:
@@ -135,6 +150,17 @@ class BlockFeatures:
     def keep_ids(self, keep: np.ndarray) -> BlockFeatures:
         """The same page with only the ids where ``keep`` is true."""
         return BlockFeatures(ids=self.ids[keep], bags=self.bags[keep], dense=self.dense, markup=self.markup)
+
+    def in_vocabulary(self, vocabulary: Vocabulary) -> BlockFeatures:
+        """The same page with each id outside ``vocabulary`` replaced by its field's unknown id (see the
+        module docstring); the ids must be hashes, as :func:`page_features` gives them."""
+        text_rows = TEXT_FIELDS * self.n_blocks
+        if _C is not None:
+            ids = _C.vocabulary_ids(vocabulary.bits, self.ids, self.bags, text_rows, TEXT_FIELDS, UNKNOWN)
+        else:
+            field = np.where(self.bags < text_rows, self.bags % TEXT_FIELDS, TEXT_FIELDS)
+            ids = np.where(vocabulary.contains(self.ids), self.ids, UNKNOWN + field)
+        return BlockFeatures(ids=ids, bags=self.bags, dense=self.dense, markup=self.markup)
 
     def window(self, start: int, stop: int) -> BlockFeatures:
         """The features of blocks ``start..stop-1`` as a page of their own."""
@@ -152,6 +178,32 @@ class BlockFeatures:
             ids=self.ids[keep], bags=bags[keep], dense=self.dense[start:stop],
             markup=markup.reshape(size, MARKUP_KINDS).astype(np.int64),
         )  # fmt: skip
+
+
+class Vocabulary:
+    """A set of hashed ids, as a bitmap over ``[0, 2**HASH_BITS)`` (2 MB; ``bits``: uint8, little-endian
+    bit order, the layout of ``np.packbits(..., bitorder="little")``)."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self, bits: np.ndarray) -> None:
+        if bits.dtype != np.uint8 or bits.shape != (VOCABULARY_BYTES,):
+            raise ValueError(f"a vocabulary is {VOCABULARY_BYTES} uint8 bytes, got {bits.dtype} {bits.shape}")
+        self.bits = bits
+
+    @classmethod
+    def of(cls, ids: np.ndarray) -> Vocabulary:
+        """The vocabulary of exactly ``ids`` (hashed ids, any order, repeats allowed)."""
+        member = np.zeros(1 << HASH_BITS, dtype=bool)
+        member[ids] = True
+        return cls(np.packbits(member, bitorder="little"))
+
+    def contains(self, ids: np.ndarray) -> np.ndarray:
+        """Per id, whether it is in the vocabulary (bool)."""
+        return ((self.bits[ids >> 3] >> (ids & 7).astype(np.uint8)) & 1).astype(bool)
+
+    def __len__(self) -> int:
+        return int(np.unpackbits(self.bits).sum())
 
 
 def windows(n_blocks: int, size: int, overlap: int) -> list[tuple[int, int, int, int]]:
@@ -251,10 +303,10 @@ def _word_mask(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _finish(h: np.ndarray, salt: int) -> np.ndarray:
-    """Mix a raw uint64 hash with a field salt and fold it into ``1..BUCKETS-1`` (0 is never used)."""
+    """Mix a raw uint64 hash with a field salt and keep its top ``HASH_BITS`` bits: the id."""
     with np.errstate(over="ignore"):
         mixed = (h ^ _SALT[salt]) * _MIX
-    return (mixed >> np.uint64(40)) % np.uint64(BUCKETS - 1) + np.uint64(1)
+    return mixed >> np.uint64(64 - HASH_BITS)
 
 
 def _word_hashes(joined: tuple[np.ndarray, np.ndarray], salt: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,6 +5,9 @@
 * ``trafilatura-eval`` (Apache-2.0, 990 pages, mostly German): weak labels from its must-have /
   must-not-have snippets (a few blocks per page; the rest carry no loss) — the multilingual signal.
 
+The model's vocabulary (:class:`~extract_trt.runtime.features.Vocabulary`) is the hashed ids found on pages
+of at least two training domains (:func:`shared_vocabulary`).
+
 The split is by **domain** (a page's host without ``www.``): a CRC32 of the domain puts about one domain
 in five into validation and one in five into tune (threshold, hyper-parameters), so no site is seen on
 two sides and the split is the same on every machine and in every run. Only validation figures are
@@ -16,19 +19,19 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from extract_trt.runtime.features import WORDS, BlockFeatures, page_features
+from extract_trt.runtime.features import HASH_BITS, WORDS, BlockFeatures, Vocabulary, page_features
 from extract_trt.runtime.labelers.annotation import annotation_labels
 from extract_trt.runtime.simplify import simplify
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
-__all__ = ["Example", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "split_of"]
+__all__ = ["Example", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "shared_vocabulary", "split_of"]
 
 SPLIT_MODULUS = 5
 
@@ -39,6 +42,7 @@ class Example:
 
     id: str
     dataset: str
+    domain: str
     split: str
     page_type: str
     features: BlockFeatures
@@ -91,9 +95,22 @@ def build_examples(path: str | Path) -> Iterator[Example]:
         yield Example(
             id=str(record["id"]),
             dataset=Path(path).name.split(".")[0],
+            domain=domain(record.get("url", "")),
             split=split_of(record.get("url", "")),
             page_type=record.get("page_type") or "unknown",
             features=features,
             labels=labels,
             weights=weights,
         )
+
+
+def shared_vocabulary(examples: Sequence[Example], min_domains: int) -> Vocabulary:
+    """The ids found on pages of at least ``min_domains`` distinct domains of ``examples``: what one site
+    alone uses (its class names, its product names) stays outside, an unknown id to the model."""
+    by_domain: dict[str, list[np.ndarray]] = {}
+    for e in examples:
+        by_domain.setdefault(e.domain, []).append(e.features.ids)
+    domains = np.zeros(1 << HASH_BITS, dtype=np.int32)  # per id, how many domains have it
+    for ids in by_domain.values():
+        domains[np.unique(np.concatenate(ids))] += 1
+    return Vocabulary.of(np.flatnonzero(domains >= min_domains))

@@ -3,7 +3,8 @@
 The graphs start from the bag sums (``BlockModel.from_sums``); the embedding table they are summed from
 is written beside them as ``embeddings.npy`` (float32), and the labeler sums it with
 :meth:`BlockFeatures.bag_sums` — one C pass instead of ONNX Runtime's Gather and ScatterND, which took a
-quarter of the model's time.
+quarter of the model's time. The ids the model was trained on (its :class:`Vocabulary`) go to
+``vocabulary.npy``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import torch
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from torch import nn
 
-from extract_trt.runtime.features import BlockFeatures
-from extract_trt.runtime.labelers.block_model import EMBEDDINGS, INPUTS, MODEL_FILES, onnx_inputs
+from extract_trt.runtime.features import BlockFeatures, Vocabulary
+from extract_trt.runtime.labelers.block_model import EMBEDDINGS, INPUTS, MODEL_FILES, VOCABULARY, onnx_inputs
 from extract_trt.train.model import BlockModel
 
 __all__ = ["ExportMismatchError", "export_block_model", "quantize_block_model"]
@@ -50,9 +51,21 @@ class _FromSums(nn.Module):
         return self.model.from_sums(sums, dense, markup, norms)
 
 
-def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) -> dict[str, str]:
-    """Write ``embeddings.npy``, ``model.onnx`` and ``model.int8.onnx`` to ``out_dir``; returns the file
-    names by role (``fp32``, ``int8``, ``embeddings``) for the manifest.
+def _save_array(path: Path, array: np.ndarray) -> None:
+    """Write a new file and rename it over the old one: a labeler that mapped the old one keeps its
+    mapping intact."""
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "wb") as f:
+        np.save(f, array)
+    os.replace(partial, path)
+
+
+def export_block_model(
+    model: BlockModel, out_dir: Path, sample: BlockFeatures, vocabulary: Vocabulary
+) -> dict[str, str]:
+    """Write ``embeddings.npy``, ``vocabulary.npy``, ``model.onnx`` and ``model.int8.onnx`` to ``out_dir``;
+    returns the file names by role (``fp32``, ``int8``, ``embeddings``, ``vocabulary``) for the manifest.
+    ``sample`` is a page's features in ``vocabulary``.
 
     Raises :class:`ExportMismatchError` when ONNX Runtime's fp32 logits (from the features' bag sums)
     differ from PyTorch's whole forward pass by more than ``FP32_TOLERANCE`` on ``sample``, or int8
@@ -60,11 +73,8 @@ def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) 
     """
     model.eval()
     table = model.table.weight.detach().numpy().astype(np.float32)
-    # a new file renamed over the old one: a labeler running on the old table keeps its mapping intact
-    partial = out_dir / f"{EMBEDDINGS}.partial"
-    with open(partial, "wb") as f:
-        np.save(f, table)
-    os.replace(partial, out_dir / EMBEDDINGS)
+    _save_array(out_dir / EMBEDDINGS, table)
+    _save_array(out_dir / VOCABULARY, vocabulary.bits)
     feed = onnx_inputs(sample, table)
     fp32 = out_dir / MODEL_FILES["fp32"]
     int8 = out_dir / MODEL_FILES["int8"]
@@ -83,7 +93,7 @@ def export_block_model(model: BlockModel, out_dir: Path, sample: BlockFeatures) 
     if diff > FP32_TOLERANCE:
         raise ExportMismatchError(f"fp32 ONNX logits differ from PyTorch by {diff:.2e} > {FP32_TOLERANCE}")
     quantize_block_model(fp32, int8, sample, table, expected)
-    return {**MODEL_FILES, "embeddings": EMBEDDINGS}
+    return {**MODEL_FILES, "embeddings": EMBEDDINGS, "vocabulary": VOCABULARY}
 
 
 def quantize_block_model(

@@ -29,7 +29,7 @@ __all__ = ["BlockModel", "ModelConfig"]
 
 @dataclass(frozen=True)
 class ModelConfig:
-    buckets: int = BUCKETS
+    buckets: int = BUCKETS  # a power of two: an id's row is its low bits
     n_dense: int = N_DENSE
     embed_dim: int = 32
     width: int = 64
@@ -91,7 +91,7 @@ class BlockModel(nn.Module):
         then each kind's distinct markup strings (:meth:`BlockFeatures.bag_sums` at run time)."""
         rows = (TEXT_FIELDS + MARKUP_KINDS) * n
         return torch.zeros(rows, self.config.embed_dim, dtype=self.table.weight.dtype).index_put(
-            (bags,), self.table(ids), accumulate=True
+            (bags,), self.table(ids & (self.config.buckets - 1)), accumulate=True
         )
 
     def from_sums(

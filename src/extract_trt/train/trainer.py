@@ -1,7 +1,8 @@
 """Train the built-in block model from the shared labeled pages and write its model directory.
 
 ``train_block_model(data_dir, out_dir)`` runs the whole recipe with a fixed seed: build examples
-(:mod:`extract_trt.train.data`), train :class:`~extract_trt.train.model.BlockModel` on the training
+(:mod:`extract_trt.train.data`), make the ids found on fewer than ``min_domains`` training sites unknown
+ids (the model's vocabulary is the rest), train :class:`~extract_trt.train.model.BlockModel` on the training
 domains with AdamW and a linear warm-up/decay schedule, pick the decision thresholds on the tune pages
 (balanced: the best block F1; favoring precision or recall: the best F0.5 / F2), export fp32 and int8
 ONNX (:mod:`extract_trt.train.export_onnx`), and write ``block-model.json`` with the configuration and
@@ -14,16 +15,16 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from extract_trt.runtime.features import BlockFeatures, windows
+from extract_trt.runtime.features import BlockFeatures, Vocabulary, windows
 from extract_trt.runtime.labelers.block_model import FEATURE_VERSION, MANIFEST, OVERLAP, WINDOW
 from extract_trt.train.align import IGNORE
-from extract_trt.train.data import Example, build_examples
+from extract_trt.train.data import Example, build_examples, shared_vocabulary
 from extract_trt.train.export_onnx import export_block_model
 from extract_trt.train.model import BlockModel, ModelConfig
 from extract_trt.train.model_card import render_model_card
@@ -48,6 +49,7 @@ class TrainConfig:
     threads: int = 1
     model: ModelConfig = field(default_factory=ModelConfig)
     token_dropout: float = 0.1
+    min_domains: int = 2  # the vocabulary: ids found on pages of at least this many training domains
     page_normalized: bool = False
     ema_decay: float = 0.995  # > 0: keep an exponential moving average of the weights and ship that
     refit: bool = True  # after picking the threshold on tune, train again on train + tune and ship that
@@ -124,6 +126,11 @@ def load_examples(data_dir: str | Path, max_pages: int | None = None) -> list[Ex
     return examples
 
 
+def in_vocabulary(examples: Sequence[Example], vocabulary: Vocabulary) -> list[Example]:
+    """The examples with the ids outside ``vocabulary`` made unknown, as the labeler sees pages."""
+    return [replace(e, features=e.features.in_vocabulary(vocabulary)) for e in examples]
+
+
 def fit(
     train: Sequence[Example], tune: Sequence[Example], cfg: TrainConfig, log: Callable[[str], None] = print
 ) -> tuple[BlockModel, list[dict]]:
@@ -198,9 +205,12 @@ def train_block_model(
     train, tune, val = parts["train"], parts["tune"], parts["validation"]
     log(f"examples: {len(train)} train / {len(tune)} tune / {len(val)} validation pages "
         f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
-    model, history = fit(train, tune, cfg, log)
+    vocabulary = shared_vocabulary(train, cfg.min_domains)
+    log(f"vocabulary: {len(vocabulary)} ids on pages of at least {cfg.min_domains} training domains")
+    seen_train, seen_tune = in_vocabulary(train, vocabulary), in_vocabulary(tune, vocabulary)
+    model, history = fit(seen_train, seen_tune, cfg, log)
 
-    primary_tune = [e for e in tune if e.dataset == PRIMARY] or train
+    primary_tune = [e for e in seen_tune if e.dataset == PRIMARY] or seen_train
     tune_probs = [predict(model, e.features) for e in primary_tune]
     thresholds = {favor: _best_threshold(primary_tune, tune_probs, beta) for favor, beta in FAVOR_BETAS.items()}
     threshold = thresholds["balanced"]
@@ -208,7 +218,9 @@ def train_block_model(
     if cfg.refit and tune:
         # the same recipe on a quarter more domains; the threshold stays the one tuned above
         log(f"threshold {threshold} (tune block F1 {tune_f1:.4f}); refit on train + tune")
-        model, _ = fit([*train, *tune], [], cfg, log)
+        vocabulary = shared_vocabulary([*train, *tune], cfg.min_domains)
+        model, _ = fit(in_vocabulary([*train, *tune], vocabulary), [], cfg, log)
+    val = in_vocabulary(val, vocabulary)
     val_probs = [predict(model, e.features) for e in val]
     per_set = {
         f"block_f1_{name}": round(block_f1([val[i] for i in idx], [val_probs[i] for i in idx], threshold), 4)
@@ -216,7 +228,8 @@ def train_block_model(
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = export_block_model(model, out, sample=(val or train)[0].features)
+    sample = (val or in_vocabulary(train[:1], vocabulary))[0].features
+    files = export_block_model(model, out, sample=sample, vocabulary=vocabulary)
     manifest = {
         "name": "extract-trt-block-model",
         "feature_version": FEATURE_VERSION,
@@ -228,6 +241,7 @@ def train_block_model(
         "model": cfg.model.as_dict(),
         "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"}, "datasets": list(DATASETS),
                      "train_pages": len(train), "tune_pages": len(tune), "validation_pages": len(val),
+                     "vocabulary_ids": len(vocabulary),
                      "history": history, "tune_block_f1": round(tune_f1, 4),
                      "seconds": round(time.perf_counter() - started, 1)},  # fmt: skip
         "validation": {

@@ -1,8 +1,9 @@
 """The built-in block model as a :class:`~extract_trt.runtime.labelers.Labeler` (ONNX Runtime, CPU).
 
 The model ships inside the package (``extract_trt/models/block-model/``: ``model.int8.onnx``,
-``model.onnx``, ``embeddings.npy``, ``block-model.json`` and its model card). It labels all blocks of a
-page in one forward pass from the features of :mod:`extract_trt.runtime.features`: the hashed ids are
+``model.onnx``, ``embeddings.npy``, ``vocabulary.npy``, ``block-model.json`` and its model card). It
+labels all blocks of a page in one forward pass from the features of :mod:`extract_trt.runtime.features`:
+the hashed ids outside the model's vocabulary become unknown ids, and all are
 summed per bag from the embedding table (:meth:`BlockFeatures.bag_sums`, a C loop in the compiled build),
 and the ONNX graph takes those sums and the layout numbers to the logits. Pages longer than ``WINDOW`` blocks are
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
@@ -26,15 +27,18 @@ import numpy as np
 import onnxruntime as ort
 
 from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.features import BUCKETS, N_DENSE, BlockFeatures, page_features, windows
+from extract_trt.runtime.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "onnx_inputs"]
 
-FEATURE_VERSION = 5  # bump when runtime/features.py changes what a model sees (4: norms input, 5: containers)
+# bump when runtime/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
+# and a vocabulary)
+FEATURE_VERSION = 6
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
 EMBEDDINGS = "embeddings.npy"  # the hashed embedding table, float32 [BUCKETS, embed_dim]
+VOCABULARY = "vocabulary.npy"  # the ids the model knows: Vocabulary.bits
 INPUTS = ("sums", "dense", "markup", "norms")
 WINDOW = 512  # blocks per forward pass
 OVERLAP = 64
@@ -104,22 +108,22 @@ class BlockModelLabeler:
         if precision not in MODEL_FILES:
             raise ModelLoadError(f"precision must be one of {sorted(MODEL_FILES)}, got {precision!r}")
         files = self.manifest.get("files", {})
-        if "embeddings" not in files:
-            raise ModelLoadError(
-                f"{directory} was written by an older extract-trt (its graphs look up the embedding table "
-                "themselves): retrain it with `extract-trt train`"
-            )
         model_path, table_path = directory / files[precision], directory / files["embeddings"]
-        for path in (model_path, table_path):
+        vocabulary_path = directory / files["vocabulary"]
+        for path in (model_path, table_path, vocabulary_path):
             if not path.is_file():
                 raise ModelLoadError(f"missing model file {path}")
-        # mapped, not read: worker processes on one machine share the file's pages instead of a copy each
+        # mapped, not read: worker processes on one machine share the files' pages instead of a copy each
         self.table = np.ascontiguousarray(np.load(table_path, mmap_mode="r"), dtype=np.float32)
         embed_dim = self.manifest.get("model", {}).get("embed_dim")
         if self.table.shape != (BUCKETS, embed_dim):
             raise ModelLoadError(
                 f"{table_path} holds a {self.table.shape} table, the manifest says ({BUCKETS}, {embed_dim})"
             )
+        try:
+            self.vocabulary = Vocabulary(np.asarray(np.load(vocabulary_path, mmap_mode="r")))  # a plain view
+        except ValueError as e:
+            raise ModelLoadError(f"{vocabulary_path}: {e}") from None
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # see the module docstring
         options.inter_op_num_threads = 1
@@ -138,7 +142,7 @@ class BlockModelLabeler:
         """p(main) per block of ``page``, float32."""
         if not len(page):
             return np.zeros(0, dtype=np.float32)
-        features = page_features(page)
+        features = page_features(page).in_vocabulary(self.vocabulary)
         logits = np.zeros(features.n_blocks, dtype=np.float32)
         for start, stop, keep_from, keep_to in windows(features.n_blocks, self.window, self.overlap):
             out = self.session.run(None, onnx_inputs(features.window(start, stop), self.table))[0]
