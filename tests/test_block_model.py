@@ -133,6 +133,12 @@ def test_bad_model_directories_are_clear_errors(tmp_path, trained):
     (reshaped / MANIFEST).write_text(json.dumps({**manifest, "model": {**manifest["model"], "n_dense": 3}}))
     with pytest.raises(ModelLoadError, match="features"):
         BlockModelLabeler(reshaped)
+    unlisted = tmp_path / "unlisted"
+    unlisted.mkdir()
+    files = {k: v for k, v in manifest["files"].items() if k != "vocabulary"}
+    (unlisted / MANIFEST).write_text(json.dumps({**manifest, "files": files}))
+    with pytest.raises(ModelLoadError, match="lists no vocabulary file"):
+        BlockModelLabeler(unlisted)
     for role, content, message in (
         ("vocabulary", None, "missing model file"),
         ("embeddings", np.zeros((10, 3), dtype=np.float32), "table"),

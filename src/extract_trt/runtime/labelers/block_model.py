@@ -108,6 +108,11 @@ class BlockModelLabeler:
         if precision not in MODEL_FILES:
             raise ModelLoadError(f"precision must be one of {sorted(MODEL_FILES)}, got {precision!r}")
         files = self.manifest.get("files", {})
+        unlisted = [role for role in (precision, "embeddings", "vocabulary") if role not in files]
+        if unlisted:
+            raise ModelLoadError(
+                f"{manifest_path} lists no {', '.join(unlisted)} file: retrain it with `extract-trt train`"
+            )
         model_path, table_path = directory / files[precision], directory / files["embeddings"]
         vocabulary_path = directory / files["vocabulary"]
         for path in (model_path, table_path, vocabulary_path):
