@@ -129,9 +129,9 @@ class BlockFeatures:
     def bag_sums(self, table: np.ndarray) -> np.ndarray:
         """The embedding sum of every bag, float32 ``[(TEXT_FIELDS + MARKUP_KINDS) * n_blocks, table
         width]``: row ``bags[i]`` adds ``table[ids[i] & (len(table) - 1)]`` (text bags, then the distinct
-        markup strings; rows of markup strings a page does not have stay zero). The model's first step, done here in one C pass
-        because ONNX Runtime's Gather + ScatterND took a quarter of its time, most of it waiting on the
-        table's rows."""
+        markup strings; rows of markup strings a page does not have stay zero). The model's first step, done
+        here in one C pass because ONNX Runtime's Gather + ScatterND took a quarter of its time, most of it
+        waiting on the table's rows."""
         rows = (TEXT_FIELDS + MARKUP_KINDS) * self.n_blocks
         if _C is not None:
             return _C.bag_sums(table, self.ids, self.bags, rows)

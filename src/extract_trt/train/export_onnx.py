@@ -47,7 +47,9 @@ class _FromSums(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, sums: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor, norms: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, sums: torch.Tensor, dense: torch.Tensor, markup: torch.Tensor, norms: torch.Tensor
+    ) -> torch.Tensor:
         return self.model.from_sums(sums, dense, markup, norms)
 
 
