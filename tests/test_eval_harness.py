@@ -168,3 +168,50 @@ def test_pareto_frontier():
     rows = [_row("a", 0.5), _row("b", 0.9), _row("c", 0.8), _row("d", 0.6)]
     front = {name: on for name, _, _, on in Report(rows, infos).pareto_points()}
     assert front == {"a": False, "b": True, "c": False, "d": True}
+
+
+def _page(extractor: str, page: str, f1: float, page_type: str) -> PageRow:
+    from extract_trt.eval.metrics import Score
+
+    return PageRow(extractor, page, None, "text", {"page_type": page_type}, 0.01, None, False, 10,
+                   word=Score(f1, f1, f1))  # fmt: skip
+
+
+def test_paired_differences_pair_pages_and_bound_the_mean():
+    rng = np.random.default_rng(3)
+    ref = rng.uniform(0.3, 1.0, 200)
+    better = np.clip(ref + 0.05 + rng.normal(0, 0.02, 200), 0, 1)  # higher on (almost) every page
+    noisy = np.clip(ref + rng.normal(0, 0.2, 200), 0, 1)  # no real difference
+    rows = []
+    for i in range(200):
+        kind = "article" if i % 2 else "forum"
+        rows += [_page("ref", f"p{i}", ref[i], kind), _page("better", f"p{i}", better[i], kind)]
+        rows += [_page("noisy", f"p{i}", noisy[i], kind)] if i < 150 else []  # 50 pages it did not score
+    infos = [CandidateInfo(n, n) for n in ("ref", "better", "noisy")]
+    report = Report(rows, infos)
+    paired = report.paired()
+    b, n = paired["better"], paired["noisy"]
+    assert b["pages"] == 200 and n["pages"] == 150  # only the pages both scored
+    assert b["difference"] == pytest.approx(float(np.mean(better - ref)))
+    assert 0 < b["low"] < b["difference"] < b["high"] and b["higher"] > 180
+    assert n["low"] < 0 < n["high"] and n["higher"] + n["equal"] + n["lower"] == 150
+    assert report.paired() == paired  # seeded: the same interval every time
+    forum = report.paired("page_type", "forum")
+    assert forum["better"]["pages"] == 100 and forum["better"]["high"] - forum["better"]["low"] > b["high"] - b["low"]
+    md = report.to_markdown(worst=0)
+    assert "### word F1: each extractor against ref, page by page" in md
+    assert "### word F1 by page_type: difference from ref (95 % interval)" in md
+    assert report.to_json()["paired"]["page_type"]["forum"] == forum
+
+
+def test_paired_bootstrap_interval_covers_a_known_mean():
+    from extract_trt.eval.stats import paired_bootstrap
+
+    assert paired_bootstrap([0.1] * 20) == pytest.approx((0.1, 0.1, 0.1))
+    diffs = np.random.default_rng(0).normal(0.02, 0.1, 2000)
+    mean, low, high = paired_bootstrap(diffs)
+    se = diffs.std() / np.sqrt(len(diffs))
+    assert low == pytest.approx(mean - 1.96 * se, abs=0.3 * se)
+    assert high == pytest.approx(mean + 1.96 * se, abs=0.3 * se)
+    with pytest.raises(ValueError):
+        paired_bootstrap([])

@@ -7,7 +7,7 @@ evaluation: ``with`` found / ``with`` total, ``without`` kept / ``without`` tota
 
 The *headline* metric of a report is WCXB word F1 when any page has a plain-text ground truth, the
 WebMainBench ROUGE-5 F1 when all ground truths are Markdown, and the ``with``-snippet rate when pages have
-snippets only. Breakdowns, worst pages and the Pareto chart use it.
+snippets only. Breakdowns, paired differences, worst pages and the Pareto chart use it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from extract_trt.eval.datasets import BREAKDOWN_KEYS
 from extract_trt.eval.metrics import Score, SnippetCounts
-from extract_trt.eval.stats import mean, percentile
+from extract_trt.eval.stats import mean, paired_bootstrap, percentile
 
 __all__ = ["CandidateInfo", "PageRow", "Report"]
 
@@ -110,8 +110,15 @@ class CandidateInfo:
         return self.pages / self.cpu_seconds if self.cpu_seconds > 0 else None
 
 
+_TIE = 1e-9  # page scores closer than this count as equal in :meth:`Report.paired`
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _signed_interval(paired: dict[str, float | int]) -> str:
+    return f"{paired['difference']:+.3f} ({paired['low']:+.3f} … {paired['high']:+.3f})"
 
 
 def _rate(value: float | None) -> str:
@@ -184,13 +191,45 @@ class Report:
 
     def breakdown(self, key: str) -> dict[str, dict[str, dict[str, float | int | None]]]:
         """group value → extractor → aggregate, for a meta key such as ``page_type`` or ``level``."""
-        counts = Counter(r.meta[key] for r in self.rows if key in r.meta)
         out: dict[str, dict[str, dict[str, float | int | None]]] = {}
-        for value, _ in counts.most_common():
+        for value in self.group_values(key):
             out[value] = {
                 info.name: self.aggregate([r for r in self.rows_of(info.name) if r.meta.get(key) == value])
                 for info in self.candidates
             }
+        return out
+
+    def group_values(self, key: str) -> list[str]:
+        """The values of meta ``key`` on the pages, most frequent first."""
+        return [value for value, _ in Counter(r.meta[key] for r in self.rows if key in r.meta).most_common()]
+
+    def paired(self, key: str | None = None, value: str | None = None) -> dict[str, dict[str, float | int]]:
+        """Each extractor against the first one (the reference) on the headline metric, page by page:
+        the mean difference (extractor − reference) with its 95 % paired bootstrap interval
+        (:func:`~extract_trt.eval.stats.paired_bootstrap`) and how many pages it scores higher, equal,
+        lower. With ``key``, only the pages whose meta ``key`` is ``value``. Empty when the headline is a
+        pooled snippet rate, which has no per-page score to pair."""
+        metric = self.headline
+        if metric is None or metric.startswith("snippets_") or len(self.candidates) < 2:
+            return {}
+
+        def scores(name: str) -> dict[str, float]:
+            return {r.id: v for r in self.rows_of(name)
+                    if (key is None or r.meta.get(key) == value) and (v := r.value(metric)) is not None}  # fmt: skip
+
+        reference = scores(self.candidates[0].name)
+        out: dict[str, dict[str, float | int]] = {}
+        for info in self.candidates[1:]:
+            other = scores(info.name)
+            diffs = [other[i] - reference[i] for i in reference if i in other]
+            if not diffs:
+                continue
+            difference, low, high = paired_bootstrap(diffs)
+            out[info.name] = {
+                "pages": len(diffs), "difference": difference, "low": low, "high": high,
+                "higher": sum(d > _TIE for d in diffs), "equal": sum(abs(d) <= _TIE for d in diffs),
+                "lower": sum(d < -_TIE for d in diffs),
+            }  # fmt: skip
         return out
 
     def breakdown_keys(self) -> list[str]:
@@ -238,6 +277,7 @@ class Report:
                 for value, per in groups.items():
                     n = next(iter(per.values()))["pages"] if per else 0
                     lines.append("| " + " | ".join([value, str(n), *(_fmt(per[m][headline]) for m in names)]) + " |")
+            lines += self._paired_markdown(title)
             if worst > 0:
                 for info in self.candidates:
                     rows = self.worst(info.name, worst)
@@ -252,13 +292,44 @@ class Report:
             lines += ["", "Skipped:"] + [f"* {name}: {reason}" for name, reason in self.skipped.items()]
         return "\n".join(lines) + "\n"
 
+    def _paired_markdown(self, title: str) -> list[str]:
+        """The :meth:`paired` tables: overall, then one column per extractor for each breakdown key."""
+        paired = self.paired()
+        if not paired:
+            return []
+        reference = self.candidates[0].name
+        lines = ["", f"### {title}: each extractor against {reference}, page by page", "",
+                 "| extractor | pages | difference | 95 % interval | higher | equal | lower |",
+                 "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for name, p in paired.items():
+            lines.append(f"| {name} | {p['pages']} | {p['difference']:+.3f} | {p['low']:+.3f} … {p['high']:+.3f} "
+                         f"| {p['higher']} | {p['equal']} | {p['lower']} |")  # fmt: skip
+        lines += ["", f"(difference = extractor − {reference}, mean over the pages both scored; interval: paired "
+                      "bootstrap over pages, 2,000 resamples)"]  # fmt: skip
+        names = list(paired)
+        for key in self.breakdown_keys():
+            lines += ["", f"### {title} by {key}: difference from {reference} (95 % interval)", "",
+                      "| " + " | ".join([key, "pages", *names]) + " |",
+                      "|---|---:|" + "---:|" * len(names)]  # fmt: skip
+            for value in self.group_values(key):
+                per = self.paired(key, value)
+                n = max((p["pages"] for p in per.values()), default=0)
+                cells = [_signed_interval(p) if (p := per.get(m)) else "–" for m in names]
+                lines.append("| " + " | ".join([value, str(n), *cells]) + " |")
+        return lines
+
     def to_json(self) -> dict[str, Any]:
-        """Summary, breakdowns, worst pages and skipped extractors (per-page rows: :meth:`pages_json`)."""
+        """Summary, breakdowns, paired differences, worst pages and skipped extractors (per-page rows:
+        :meth:`pages_json`)."""
         return {
             "dataset": self.dataset,
             "headline": self.headline,
             "summary": self.summary(),
             "breakdowns": {key: self.breakdown(key) for key in self.breakdown_keys()},
+            "paired": {
+                "all": self.paired(),
+                **{key: {v: self.paired(key, v) for v in self.group_values(key)} for key in self.breakdown_keys()},
+            },
             "worst": {info.name: [r.id for r in self.worst(info.name)] for info in self.candidates},
             "skipped": self.skipped,
         }
