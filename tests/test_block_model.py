@@ -17,7 +17,6 @@ from extract_trt.runtime.labelers import default_labeler, get_labeler  # noqa: E
 from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     FEATURE_VERSION,
     MANIFEST,
-    WINDOW,
     BlockModelLabeler,
     ModelLoadError,
 )
@@ -91,34 +90,6 @@ def test_vocabulary_is_the_ids_shared_by_domains():
     assert len(vocabulary) == len(both) and vocabulary.contains(both).all()
     assert len(shared_vocabulary(examples, min_domains=1)) == len(np.union1d(a, pages[2].ids))
     assert len(shared_vocabulary(examples[:2], min_domains=2)) == 0  # one site only
-
-
-def test_text_blackout_makes_a_share_of_pages_text_unknown():
-    """On a ``text_blackout`` share of the training pages, a half to all of the word and trigram ids become
-    their field's unknown id; markup ids and the bags' sizes stay."""
-    import random
-
-    from extract_trt.runtime.features import TEXT_FIELDS, UNKNOWN
-    from extract_trt.train.trainer import _crop
-
-    f = page_features(simplify(_wcxb(1)[0]["html"]))
-    example = Example(id="0", dataset="d", domain="a.org", split="train", page_type="article", features=f,
-                      labels=np.zeros(f.n_blocks, np.int8), weights=np.ones(f.n_blocks, np.float32))  # fmt: skip
-    text = f.bags < TEXT_FIELDS * f.n_blocks
-    assert 0 < text.sum() < len(text) and f.n_blocks <= WINDOW  # one window: the crop keeps the whole page
-    rng = random.Random(0)
-    unchanged = 0
-    for _ in range(40):
-        seen, _, _ = _crop(example, rng, TrainConfig(token_dropout=0.0, text_blackout=0.25))
-        assert np.array_equal(seen.bags, f.bags) and np.array_equal(seen.ids[~text], f.ids[~text])
-        unknown = seen.ids >= UNKNOWN
-        assert np.array_equal(seen.ids[unknown], UNKNOWN + f.bags[unknown] % TEXT_FIELDS)
-        share = unknown.sum() / text.sum()
-        assert share == 0 or 0.4 < share <= 1.0
-        unchanged += share == 0
-    assert 20 <= unchanged <= 38  # about three pages in four untouched
-    seen, _, _ = _crop(example, rng, TrainConfig(token_dropout=0.0, text_blackout=0.0))
-    assert np.array_equal(seen.ids, f.ids)
 
 
 def test_onnx_matches_pytorch_on_real_pages(tmp_path):

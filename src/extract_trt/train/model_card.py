@@ -81,9 +81,7 @@ agree on >= 97 %).
 ## Training
 `extract-trt train --data ../shared/data -o src/extract_trt/models/block-model` (seed {t['seed']},
 {t['epochs']} epochs, {t['pages_per_step']} pages per step, AdamW lr {t['learning_rate']}, weight decay
-{t['weight_decay']}, token dropout {t['token_dropout']}, text blackout {t.get('text_blackout', 0)} (that share of
-the training pages has a random half to all of its word and trigram ids made unknown, as on a page in a
-language the model never saw), exponential moving average of the weights (decay
+{t['weight_decay']}, token dropout {t['token_dropout']}, exponential moving average of the weights (decay
 {t.get('ema_decay', 0)}) shipped, {t['threads']} thread; took {t['seconds']:.0f} s on the build machine). Loss: binary
 cross-entropy per block, weighted 1 + log(1 + words); blocks without words carry no loss. The threshold is
 the one with the best block F1 on the tune pages ({t.get('tune_block_f1', '-')} there). {refit}

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from extract_trt.runtime.features import TEXT_FIELDS, BlockFeatures, Vocabulary, windows
+from extract_trt.runtime.features import BlockFeatures, Vocabulary, windows
 from extract_trt.runtime.labelers.block_model import FEATURE_VERSION, MANIFEST, OVERLAP, WINDOW
 from extract_trt.train.align import IGNORE
 from extract_trt.train.data import Example, build_examples, shared_vocabulary
@@ -49,7 +49,6 @@ class TrainConfig:
     threads: int = 1
     model: ModelConfig = field(default_factory=ModelConfig)
     token_dropout: float = 0.1
-    text_blackout: float = 0.2  # share of training pages seen as if in an unknown language (see _crop)
     min_domains: int = 2  # the vocabulary: ids found on pages of at least this many training domains
     page_normalized: bool = False
     ema_decay: float = 0.995  # > 0: keep an exponential moving average of the weights and ship that
@@ -61,25 +60,18 @@ def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
     return tuple(torch.from_numpy(a) for a in f.arrays())
 
 
-def _crop(example: Example, rng: random.Random, cfg: TrainConfig) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
+def _crop(example: Example, rng: random.Random, token_dropout: float) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
     """A random window of a long page (the model sees at most WINDOW blocks at inference too), with a
-    random ``token_dropout`` share of its hashed ids left out (so no single string decides a block). On a
-    ``text_blackout`` share of the pages, a random half to all of the word and trigram ids also become
-    their field's unknown id: that is how a page in a language the model never saw looks (markup and layout
-    known, words not), and the model learns to label such pages from what it can read."""
+    random ``token_dropout`` share of its hashed ids left out (so no single string decides a block)."""
     features, labels, weights = example.features, example.labels, example.weights
     n = features.n_blocks
     if n > WINDOW:
         start = rng.randrange(0, n - WINDOW + 1)
         features = features.window(start, start + WINDOW)
         labels, weights = labels[start : start + WINDOW], weights[start : start + WINDOW]
-    if cfg.token_dropout > 0:
-        keep = np.random.default_rng(rng.getrandbits(32)).random(len(features.ids)) >= cfg.token_dropout
+    if token_dropout > 0:
+        keep = np.random.default_rng(rng.getrandbits(32)).random(len(features.ids)) >= token_dropout
         features = features.keep_ids(keep)
-    if cfg.text_blackout > 0 and rng.random() < cfg.text_blackout:
-        rate = 0.5 + 0.5 * rng.random()
-        text = features.bags < TEXT_FIELDS * features.n_blocks
-        features = features.as_unknown(text & (np.random.default_rng(rng.getrandbits(32)).random(len(text)) < rate))
     return features, labels, weights
 
 
@@ -177,7 +169,7 @@ def fit(
             for ex in batch:
                 # per page: every page counts the same, as in the page-averaged metrics
                 weight_sum = (float(ex.weights.sum()) or 1.0) * len(batch) if cfg.page_normalized else batch_weight
-                features, labels, weights = _crop(ex, rng, cfg)
+                features, labels, weights = _crop(ex, rng, cfg.token_dropout)
                 logits = model(*_tensors(features))
                 target = torch.from_numpy((labels == 1).astype(np.float32))
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(
