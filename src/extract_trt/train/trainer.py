@@ -33,6 +33,7 @@ __all__ = ["TrainConfig", "block_f1", "train_block_model"]
 
 DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz", "trafilatura-eval.jsonl.gz")
 MODEL_CARD = "MODEL_CARD.md"
+CROP = 512  # blocks of a training window: a random crop of a longer page (the labeler reads up to WINDOW)
 PRIMARY = "wcxb-dev"  # the set with full ground truth: its validation block F1 is the progress figure
 # The threshold of each `favor` (BlockModelLabeler) is the one with the best block F-beta on the tune pages.
 FAVOR_BETAS = {"precision": 0.5, "balanced": 1.0, "recall": 2.0}
@@ -61,14 +62,14 @@ def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
 
 
 def _crop(example: Example, rng: random.Random, token_dropout: float) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
-    """A random window of a long page (the model sees at most WINDOW blocks at inference too), with a
-    random ``token_dropout`` share of its hashed ids left out (so no single string decides a block)."""
+    """A random window of ``CROP`` blocks of a long page, with a random ``token_dropout`` share of its
+    hashed ids left out (so no single string decides a block)."""
     features, labels, weights = example.features, example.labels, example.weights
     n = features.n_blocks
-    if n > WINDOW:
-        start = rng.randrange(0, n - WINDOW + 1)
-        features = features.window(start, start + WINDOW)
-        labels, weights = labels[start : start + WINDOW], weights[start : start + WINDOW]
+    if n > CROP:
+        start = rng.randrange(0, n - CROP + 1)
+        features = features.window(start, start + CROP)
+        labels, weights = labels[start : start + CROP], weights[start : start + CROP]
     if token_dropout > 0:
         keep = np.random.default_rng(rng.getrandbits(32)).random(len(features.ids)) >= token_dropout
         features = features.keep_ids(keep)
