@@ -17,6 +17,7 @@ from extract_trt.runtime.labelers import default_labeler, get_labeler  # noqa: E
 from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     FEATURE_VERSION,
     MANIFEST,
+    WINDOW,
     BlockModelLabeler,
     ModelLoadError,
 )
@@ -175,6 +176,21 @@ def test_the_shipped_model_is_the_default():
     assert not labeler.table.flags.writeable  # the table file is mapped (shared by worker processes), not copied
     assert Extractor().labeler.name == "block-model"
     assert Extractor(labeler="heuristic").labeler.name == "heuristic"
+
+
+def test_the_shipped_model_reads_a_long_page_in_one_window():
+    """Pages of up to WINDOW blocks go through the model whole (the manifest's window), longer ones in
+    overlapping windows: a page of 512-1024 blocks gets other probabilities than in windows of 512."""
+    labeler = BlockModelLabeler()
+    assert labeler.window == WINDOW == 1024
+    page = next(p for p in (simplify(r["html"]) for r in _wcxb(80)) if 512 < len(p) <= WINDOW)
+    whole = labeler.probabilities(page)
+    labeler.window = 512
+    windowed = labeler.probabilities(page)
+    assert whole.shape == windowed.shape == (len(page),)
+    assert np.abs(whole - windowed).max() > 1e-3
+    labeler.window = len(page)
+    assert np.array_equal(labeler.probabilities(page), whole)
 
 
 SHIPPED_CASES = [  # wcxb-dev pages of validation domains (never trained on)

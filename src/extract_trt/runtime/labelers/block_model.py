@@ -42,8 +42,8 @@ VOCABULARY = "vocabulary.npy"  # the ids the model knows: Vocabulary.bits
 INPUTS = ("sums", "dense", "markup", "norms")
 # blocks per forward pass. The model trains on crops of 512 blocks (trainer.CROP), yet labels a longer page
 # better seen whole: on the tune pages of 512-1024 blocks, block F1 rose 0.03-0.04 against 512-block windows
-# (four seeds), and one window of 1024 costs no more than the two of 512 it replaces; 2048 cost 30 % more
-# on such pages for pages too rare to check.
+# (four seeds), and one window of 1024 costs no more than the two of 512 it replaces (2048 cost 30 % more
+# on such pages, for a gain on pages too rare here to measure).
 WINDOW = 1024
 OVERLAP = 64
 # Decision thresholds stored with a model (``thresholds`` in its manifest), each chosen on the tune pages:
