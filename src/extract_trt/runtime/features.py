@@ -157,13 +157,9 @@ class BlockFeatures:
         text_rows = TEXT_FIELDS * self.n_blocks
         if _C is not None:
             ids = _C.vocabulary_ids(vocabulary.bits, self.ids, self.bags, text_rows, TEXT_FIELDS, UNKNOWN)
-            return BlockFeatures(ids=ids, bags=self.bags, dense=self.dense, markup=self.markup)
-        return self.as_unknown(~vocabulary.contains(self.ids))
-
-    def as_unknown(self, which: np.ndarray) -> BlockFeatures:
-        """The same page with the ids where ``which`` is true replaced by their field's unknown id."""
-        field = np.where(self.bags < TEXT_FIELDS * self.n_blocks, self.bags % TEXT_FIELDS, TEXT_FIELDS)
-        ids = np.where(which, UNKNOWN + field, self.ids)
+        else:
+            field = np.where(self.bags < text_rows, self.bags % TEXT_FIELDS, TEXT_FIELDS)
+            ids = np.where(vocabulary.contains(self.ids), self.ids, UNKNOWN + field)
         return BlockFeatures(ids=ids, bags=self.bags, dense=self.dense, markup=self.markup)
 
     def window(self, start: int, stop: int) -> BlockFeatures:
