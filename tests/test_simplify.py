@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.simplify import MINERU_V11, MINERU_V11_REVEALED, simplify
 from extract_trt.runtime.types import Labels
 
 import oracle
@@ -169,3 +169,44 @@ def test_bad_input_gives_blocks_or_nothing(html):
     got = simplify(html)
     assert got.simplified_html.startswith("<html>")
     assert all(b.item_id == i + 1 for i, b in enumerate(got.blocks))
+
+
+def _texts(html: str, profile) -> list[str]:
+    return [b.text for b in simplify(html, profile=profile).blocks]
+
+
+def test_revealed_profile_shows_what_scripts_reveal():
+    """MINERU_V11_REVEALED keeps an invisible element that holds half of the page's text when it is hidden
+    the fade-in way (opacity, visibility) or when nothing else of the page would be left; what it holds
+    that is hidden by itself (a dropdown) stays out, and so does every smaller invisible element."""
+    article = "".join(f"<p>Paragraph {i} of the article, long enough to carry the page.</p>" for i in range(6))
+    faded = page(
+        '<div class="page-wrapper" style="opacity:0"><div class="menu">Home<div style="display:none">Dropdown</div></div>'
+        f"<article>{article}</article></div><footer>Footer line</footer>"
+        '<div style="visibility:hidden">Small hidden note</div>'
+    )
+    assert _texts(faded, MINERU_V11) == ["Footer line"]
+    shown = _texts(faded, MINERU_V11_REVEALED)
+    assert shown[:2] == ["Home", "Paragraph 0 of the article, long enough to carry the page."]
+    assert "Footer line" in shown and "Dropdown" not in shown and "Small hidden note" not in shown
+    # display:none is how pages hide menus, tabs and dialogs: kept hidden while the page shows enough else
+    mega_menu = page(f'<div style="display:none">{article}</div><main><p>{"Visible words here. " * 10}</p></main>')
+    assert _texts(mega_menu, MINERU_V11_REVEALED) == _texts(mega_menu, MINERU_V11)
+    # ... but a page rendered hidden and shown once loaded would otherwise have almost nothing left
+    loading = page(f'<div id="app" style="display: none">{article}</div><p>Menu</p>')
+    assert len(_texts(loading, MINERU_V11_REVEALED)) == 7 and _texts(loading, MINERU_V11) == ["Menu"]
+
+
+def test_revealed_profile_reconstructs_the_revealed_blocks():
+    html = page('<div style="opacity: 0"><h1>Title</h1><p>Body text of the page.</p></div><p>x</p>')
+    got = simplify(html, profile=MINERU_V11_REVEALED)
+    assert [b.text for b in got.blocks] == ["Title", "Body text of the page.", "x"]
+    main = reconstruct(got, Labels(np.array([True, True, False]), "t"))
+    assert "Body text of the page." in main and "<h1" in main
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_revealed_profile_is_the_reference_without_such_elements(name):
+    ours = simplify(CASES[name], profile=MINERU_V11_REVEALED)
+    ref = simplify(CASES[name])
+    assert ours.simplified_html == ref.simplified_html and ours.map_html == ref.map_html

@@ -28,7 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from extract_trt.job.config import JobConfig, JobConfigError, RayOptions
+from extract_trt.job.config import JobConfig, JobConfigError, NamedLabeler, RayOptions
 from extract_trt.job.output import STREAM_SCHEMA, ShardSink, record_meta, result_row, stream_table
 from extract_trt.job.plan import Shard
 from extract_trt.job.readers import iter_shard
@@ -136,11 +136,13 @@ def _build_dataset(ray: Any, config: JobConfig, opts: RayOptions, shards: list[S
         actors["num_gpus"] = opts.gpus_per_actor
     if not split:
         return dataset.map_batches(_ExtractActor, **actors)
+    # The CPU stages segment pages as the labeler expects: the driver builds it once to learn how.
+    profile = NamedLabeler(config.labeler, config.labeler_args).simplify_profile
     cpu_stage: dict[str, Any] = {
         "batch_size": opts.cpu_batch,
         "batch_format": "pyarrow",
         "concurrency": opts.cpu_tasks,
-        "fn_kwargs": {"extractor_kwargs": {**config.extractor_kwargs(), "labeler": _ActorsLabel()}},
+        "fn_kwargs": {"extractor_kwargs": {**config.extractor_kwargs(), "labeler": _ActorsLabel(profile)}},
     }
     dataset = dataset.map_batches(_prepare, **cpu_stage)
     dataset = dataset.map_batches(_LabelActor, **actors)
@@ -198,9 +200,13 @@ class _ExtractActor:
 
 
 class _ActorsLabel:
-    """The labeler of the split pipeline's CPU stages, which never label (the actors do)."""
+    """The labeler of the split pipeline's CPU stages, which never label (the actors do); it carries the
+    simplifier profile of the actors' labeler."""
 
     name = "label-actors"
+
+    def __init__(self, simplify_profile: Any) -> None:
+        self.simplify_profile = simplify_profile
 
     def label(self, pages: list[PageBlocks]) -> list[Labels]:
         raise LabelerError("in the split pipeline only the label actors label")
@@ -237,12 +243,7 @@ class _LabelActor:
     """Split stage 2: labels the blocks with this actor's own labeler; replaces ``blocks`` by ``labels``."""
 
     def __init__(self, extractor_kwargs: dict[str, Any]) -> None:
-        labeler = extractor_kwargs["labeler"].build()
-        if getattr(labeler, "simplify_profile", None) is not None:
-            raise JobConfigError(
-                f"the {labeler.name} labeler needs its own simplifier profile, and the split pipeline's CPU "
-                "stages simplify with the default one; use pipeline 'fused'"
-            )
+        extractor_kwargs["labeler"].build()  # load the model once, when the actor starts
         self.extractor = Extractor(**extractor_kwargs)
 
     def __call__(self, table: pa.Table) -> pa.Table:

@@ -28,12 +28,15 @@ import numpy as np
 
 from extract_trt.runtime.features import HASH_BITS, WORDS, BlockFeatures, Vocabulary, page_features
 from extract_trt.runtime.labelers.annotation import annotation_labels
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.simplify import MINERU_V11_REVEALED, simplify
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
-__all__ = ["Example", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "shared_vocabulary", "split_of"]
+__all__ = ["Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "shared_vocabulary", "split_of"]
 
 SPLIT_MODULUS = 5
+# The block scheme the model learns on, recorded in its manifest so that it runs on the same: the reference's,
+# plus the content of pages that scripts reveal (simplify._still_hidden).
+SIMPLIFIER = MINERU_V11_REVEALED
 
 
 @dataclass(slots=True)
@@ -75,7 +78,7 @@ def build_examples(path: str | Path) -> Iterator[Example]:
     """Examples from one shared JSONL set; pages that yield no blocks or no usable labels are skipped."""
     for record in read_jsonl(path):
         html = record.get("annotated_html") or record["html"]
-        page = simplify(html)
+        page = simplify(html, profile=SIMPLIFIER)
         if not len(page):
             continue
         if record.get("annotated_html"):

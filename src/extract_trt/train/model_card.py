@@ -22,6 +22,10 @@ _DATA = {
 }
 
 
+_REVEALED = (" (the reference's blocks, plus the content of pages that ship it invisible and reveal it from a "
+             "script, which the reference drops)")  # fmt: skip
+
+
 def render_model_card(manifest: dict[str, Any]) -> str:
     m, t, v = manifest["model"], manifest["training"], manifest["validation"]
     history = "\n".join(f"| {h['epoch']} | {h['train_loss']:.4f} | {h['tune_block_f1']:.4f} |" for h in t["history"])
@@ -44,6 +48,7 @@ def render_model_card(manifest: dict[str, Any]) -> str:
 
 A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
 Pulpie block scheme as main content or not. No download, no GPU; int8 ONNX on one CPU core.
+Blocks: simplifier profile `{manifest.get('simplifier', 'mineru-v1.1')}`{_REVEALED if manifest.get('simplifier') == 'mineru-v1.1+revealed' else ''}.
 
 ## Data and licences
 {data}

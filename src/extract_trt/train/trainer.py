@@ -24,7 +24,7 @@ import torch
 from extract_trt.runtime.features import BlockFeatures, Vocabulary, windows
 from extract_trt.runtime.labelers.block_model import FEATURE_VERSION, MANIFEST, OVERLAP, WINDOW
 from extract_trt.train.align import IGNORE
-from extract_trt.train.data import Example, build_examples, shared_vocabulary
+from extract_trt.train.data import SIMPLIFIER, Example, build_examples, shared_vocabulary
 from extract_trt.train.export_onnx import export_block_model
 from extract_trt.train.model import BlockModel, ModelConfig
 from extract_trt.train.model_card import render_model_card
@@ -238,6 +238,7 @@ def train_block_model(
         "thresholds": thresholds,
         "window": WINDOW,
         "overlap": OVERLAP,
+        "simplifier": SIMPLIFIER.name,
         "files": files,
         "model": cfg.model.as_dict(),
         "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"}, "datasets": list(DATASETS),

@@ -28,6 +28,8 @@ import onnxruntime as ort
 
 from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
+from extract_trt.runtime.simplify import MINERU_V11, SimplifyProfile
+from extract_trt.runtime.simplify_v1 import simplify_profile
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "onnx_inputs"]
@@ -59,6 +61,13 @@ def onnx_inputs(features: BlockFeatures, table: np.ndarray) -> dict[str, np.ndar
     """The graph's inputs for ``features`` (one window), their bags summed from ``table``."""
     return {"sums": features.bag_sums(table), "dense": features.dense, "markup": features.markup,
             "norms": features.norms()}  # fmt: skip
+
+
+def _profile(name: str) -> SimplifyProfile:
+    try:
+        return simplify_profile(name)
+    except ValueError as exc:
+        raise ModelLoadError(f"the model was trained on blocks of an unknown simplifier: {exc}") from None
 
 
 def default_model_dir() -> Path:
@@ -146,6 +155,8 @@ class BlockModelLabeler:
             self.name = f"block-model-{favor}"
         self.window = int(self.manifest.get("window", WINDOW))
         self.overlap = int(self.manifest.get("overlap", OVERLAP))
+        # the block scheme the model was trained on (models written before the field: the reference's)
+        self.simplify_profile = _profile(self.manifest.get("simplifier", MINERU_V11.name))
 
     def probabilities(self, page: PageBlocks) -> np.ndarray:
         """p(main) per block of ``page``, float32."""
