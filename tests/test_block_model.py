@@ -74,7 +74,7 @@ def test_training_writes_a_loadable_model(trained):
         assert labels.main.shape == (len(page),) and labels.probability.dtype == np.float32
     assert len(labeler.vocabulary) == manifest["training"]["vocabulary_ids"] > 0
     # it runs on the block scheme it was trained on, which the Extractor then uses
-    assert manifest["simplifier"] == SIMPLIFIER.name == labeler.simplify_profile.name == "mineru-v1.1+revealed"
+    assert manifest["simplifier"] == SIMPLIFIER.name == labeler.simplify_profile.name == "mineru-v1.1+hidden"
     assert Extractor(labeler=labeler).extract("<p>Some text here.</p>").error is None
     assert not labeler.vocabulary.bits.flags.writeable  # mapped like the table
     page_ids = page_features(pages[0]).ids
@@ -223,7 +223,7 @@ def test_shipped_model_extracts_real_pages(page_id, paragraph, menu_items):
 def test_shipped_model_reads_pages_their_scripts_reveal():
     """Validation pages whose content ships invisible (design.google's ``<main style="opacity:0">``, faded
     in by a script; geeksforgeeks' ``visibility:hidden`` page): the reference's blocks lose it, the
-    model's block scheme keeps it, and the model finds the article there."""
+    model's block scheme keeps it, and the model finds the article among the hidden elements."""
     cases = {"wcxb/dev/0432": "It’s one of the most-served fonts on the internet",
              "wcxb/dev/4020": "Machine learning is a branch of Artificial Intelligence"}  # fmt: skip
     with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:

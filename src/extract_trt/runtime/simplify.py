@@ -66,8 +66,6 @@ REMOVED_TAGS = frozenset({"title", "head", "style", "script", "link", "meta", "i
 NO_BLOCK_TAGS = frozenset({"math"})
 UNCOUNTED_TEXT_TAGS = frozenset({"math", "table"})
 INVISIBLE_STYLES = {"display": "none", "font-size": "0px", "color": "transparent", "visibility": "hidden", "opacity": "0"}
-REVEAL_STYLES = frozenset({"opacity", "visibility"})  # how pages hide what a script fades in on load
-REVEAL_EMPTY = 0.1  # a page that would show less than this share of its text is shown by its scripts
 NAV_MARKERS = frozenset({"nav"})
 WRAPPER_TAG = "cc-alg-uc-text"
 ELLIPSIS = "..."
@@ -111,7 +109,6 @@ class SimplifyProfile:
     reread_body_run: Callable[[_Frag], _Frag]  # how a run directly under <body> parses back (may _Skip)
     recall_line_breaks: bool  # reconstruction keeps <br> next to kept elements
     unescape_all: bool  # reconstruction unescapes the whole output (else only absolute URLs)
-    reveal_share: float = 0.0  # an invisible element with this share of the page's text is shown (0: never)
 
 
 def simplify(html: object, cutoff_length: int | None = None, profile: SimplifyProfile | None = None) -> PageBlocks:
@@ -130,10 +127,7 @@ def simplify(html: object, cutoff_length: int | None = None, profile: SimplifyPr
         root = dom.parse(html, lazy_tags=profile.removed_tags)
     except Exception as exc:  # Lexbor refusing input is rare but must not escape as a bare error
         raise SimplifyError(f"HTML parser failed: {exc}") from exc
-    hidden = _remove_tags(root, profile)
-    if profile.reveal_share and hidden:
-        hidden = _still_hidden(root, hidden, profile.reveal_share)
-    _remove_hidden(hidden, profile.keep_removed_tail)
+    _remove_hidden(_remove_tags(root, profile), profile.keep_removed_tail)
     paragraphs = _Segmenter(root, profile).run()
     return _number_blocks(root, paragraphs, cutoff_length, profile)
 
@@ -166,80 +160,28 @@ def _remove_tags(root: Node, profile: SimplifyProfile) -> list[Node]:
 
 
 def _should_remove(node: Node) -> bool:
+    if _is_nav_marker(node):
+        return True
+    style = node.attrs.get("style")
+    if style:
+        for decl in style.split(";"):
+            key, sep, value = decl.partition(":")
+            if sep and INVISIBLE_STYLES.get(key.strip()) == value.strip():
+                return True
     parent = node.parent
-    attrs = node.attrs
-    if parent is not None and parent.tag == "body" and (
-        attrs.get("class", "") in NAV_MARKERS or attrs.get("id", "") in NAV_MARKERS
-    ):
-        return True
-    if _invisible_style(attrs) is not None:
-        return True
     if parent is not None and parent.tag == "details" and node.tag != "summary":
         return "open" not in parent.attrs
     return False
 
 
-def _invisible_style(attrs: dict[str, str]) -> str | None:
-    """The property of the inline style that makes an element invisible (``opacity`` …), if any."""
-    style = attrs.get("style")
-    if style:
-        for decl in style.split(";"):
-            key, sep, value = decl.partition(":")
-            key = key.strip()
-            if sep and INVISIBLE_STYLES.get(key) == value.strip():
-                return key
-    return None
-
-
-def _view_text_length(top: Node) -> int:
-    """Characters of text in the processing view under ``top`` (its own tail not counted)."""
-    total = len(top.ptext or "")
-    stack = list(top.pchildren or ())
-    node: Node
-    while stack:
-        node = stack.pop()
-        total += len(node.ptext or "") + len(node.ptail or "")
-        if node.pchildren:
-            stack.extend(node.pchildren)
-    return total
-
-
-def _hidden_ancestor(node: Node, candidates: set[int]) -> Node | None:
+def _is_nav_marker(node: Node) -> bool:
     parent = node.parent
-    while parent is not None and id(parent) not in candidates:
-        parent = parent.parent
-    return parent
-
-
-def _still_hidden(root: Node, hidden: list[Node], share: float) -> list[Node]:
-    """``hidden`` without the elements a browser ends up showing (profiles with ``reveal_share``).
-
-    Pages built with animation kits (Webflow, AOS, GSAP) ship their whole content at ``opacity:0`` or
-    ``visibility:hidden`` and fade it in from a script; others render the page hidden and show it when
-    loaded. A reader sees that content, so an element invisible by its inline style stays when it holds
-    at least ``share`` of the page's text and either is hidden the fade-in way or, without it, less than
-    :data:`REVEAL_EMPTY` of the page's text would remain. Nested invisible elements (the menus inside a
-    revealed wrapper) are judged on their own. The reference removes them all, so a page without
-    such an element segments exactly as the reference's.
-    """
-    total = _view_text_length(root)
-    if not total:
-        return hidden
-    candidates = {id(node) for node in hidden}
-    visible = total - sum(_view_text_length(node) for node in hidden if _hidden_ancestor(node, candidates) is None)
-    revealed: set[int] = set()
-    for node in hidden:  # ancestors before descendants: _remove_tags finds them in that order
-        ancestor = _hidden_ancestor(node, candidates)
-        if ancestor is not None and id(ancestor) not in revealed:
-            continue  # goes with its hidden ancestor
-        kind = _invisible_style(node.attrs)
-        if (
-            kind is not None
-            and (kind in REVEAL_STYLES or visible < REVEAL_EMPTY * total)
-            and _view_text_length(node) >= share * total
-        ):
-            revealed.add(id(node))
-    return [node for node in hidden if id(node) not in revealed] if revealed else hidden
+    attrs = node.attrs
+    return (
+        parent is not None
+        and parent.tag == "body"
+        and (attrs.get("class", "") in NAV_MARKERS or attrs.get("id", "") in NAV_MARKERS)
+    )
 
 
 def _post_order_key(node: Node) -> tuple[int, int]:
@@ -1220,6 +1162,9 @@ MINERU_V11 = SimplifyProfile(
     unescape_all=False,
 )
 
-# The built-in block model's segmentation: the reference's, and what a browser shows of a page that its
-# scripts reveal (_still_hidden). Models trained on the reference's blocks keep MINERU_V11.
-MINERU_V11_REVEALED = replace(MINERU_V11, name="mineru-v1.1+revealed", reveal_share=0.5)
+# The built-in block model's segmentation: the reference's blocks, and also those of the elements it drops as
+# invisible (an inline style such as display:none or opacity:0, the body of a closed <details>). Pages hide
+# content the reader does see that way — tab panels, accordions, text a script fades in, a page shown once
+# loaded — as well as menus and dialogs; the model, not the scheme, tells them apart. Models trained on the
+# reference's blocks keep MINERU_V11.
+MINERU_V11_WITH_HIDDEN = replace(MINERU_V11, name="mineru-v1.1+hidden", should_remove=_is_nav_marker)

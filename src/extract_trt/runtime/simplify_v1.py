@@ -31,7 +31,7 @@ from extract_trt.runtime.simplify import (
     ELLIPSIS,
     INLINE_TAGS,
     MINERU_V11,
-    MINERU_V11_REVEALED,
+    MINERU_V11_WITH_HIDDEN,
     PageBlocks,
     SimplifyProfile,
     _Frag,
@@ -131,11 +131,11 @@ DRIPPER_V1 = SimplifyProfile(
     unescape_all=True,
 )
 
-SIMPLIFY_PROFILES: dict[str, SimplifyProfile] = {p.name: p for p in (MINERU_V11, MINERU_V11_REVEALED, DRIPPER_V1)}
+SIMPLIFY_PROFILES: dict[str, SimplifyProfile] = {p.name: p for p in (MINERU_V11, MINERU_V11_WITH_HIDDEN, DRIPPER_V1)}
 
 
 def simplify_profile(name: str) -> SimplifyProfile:
-    """The simplifier profile called ``name`` (``mineru-v1.1``, ``mineru-v1.1+revealed`` or ``dripper-v1``)."""
+    """The simplifier profile called ``name`` (``mineru-v1.1``, ``mineru-v1.1+hidden`` or ``dripper-v1``)."""
     try:
         return SIMPLIFY_PROFILES[name]
     except KeyError:

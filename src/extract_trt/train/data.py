@@ -28,15 +28,15 @@ import numpy as np
 
 from extract_trt.runtime.features import HASH_BITS, WORDS, BlockFeatures, Vocabulary, page_features
 from extract_trt.runtime.labelers.annotation import annotation_labels
-from extract_trt.runtime.simplify import MINERU_V11_REVEALED, simplify
+from extract_trt.runtime.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
 __all__ = ["Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "shared_vocabulary", "split_of"]
 
 SPLIT_MODULUS = 5
 # The block scheme the model learns on, recorded in its manifest so that it runs on the same: the reference's,
-# plus the content of pages that scripts reveal (simplify._still_hidden).
-SIMPLIFIER = MINERU_V11_REVEALED
+# plus the elements the reference drops as invisible (tab panels, accordions, fade-ins — and hidden menus).
+SIMPLIFIER = MINERU_V11_WITH_HIDDEN
 
 
 @dataclass(slots=True)

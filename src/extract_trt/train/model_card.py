@@ -22,8 +22,8 @@ _DATA = {
 }
 
 
-_REVEALED = (" (the reference's blocks, plus the content of pages that ship it invisible and reveal it from a "
-             "script, which the reference drops)")  # fmt: skip
+_WITH_HIDDEN = (" (the reference's blocks, and also those of the elements it drops as invisible: an inline "
+                "style such as display:none or opacity:0, a closed <details>)")  # fmt: skip
 
 
 def render_model_card(manifest: dict[str, Any]) -> str:
@@ -48,7 +48,7 @@ def render_model_card(manifest: dict[str, Any]) -> str:
 
 A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
 Pulpie block scheme as main content or not. No download, no GPU; int8 ONNX on one CPU core.
-Blocks: simplifier profile `{manifest.get('simplifier', 'mineru-v1.1')}`{_REVEALED if manifest.get('simplifier') == 'mineru-v1.1+revealed' else ''}.
+Blocks: simplifier profile `{manifest.get('simplifier', 'mineru-v1.1')}`{_WITH_HIDDEN if manifest.get('simplifier') == 'mineru-v1.1+hidden' else ''}.
 
 ## Data and licences
 {data}
