@@ -21,7 +21,9 @@ Two reference quirks are kept on purpose because the models saw them: loose text
 never becomes a block, and a run under ``<body>`` holding exactly one element becomes that element.
 
 The rules that differ between reference versions are the fields of :class:`SimplifyProfile`; this module
-defines :data:`MINERU_V11` (the default). The Dripper v1.0 variant is ``simplify_v1.DRIPPER_V1``.
+defines :data:`MINERU_V11` (the default) and :data:`MINERU_V11_WITH_HIDDEN` (the built-in block model's:
+the same blocks plus those of the elements the reference drops as invisible). The Dripper v1.0 variant is
+``simplify_v1.DRIPPER_V1``.
 """
 
 from __future__ import annotations
