@@ -37,6 +37,14 @@ def _wcxb(n: int) -> list[dict]:
         return [json.loads(line) for _, line in zip(range(n), f)]
 
 
+def _wcxb_pages(*page_ids: str) -> list[dict]:
+    """The wcxb-dev records with these ids, in that order (every one must exist)."""
+    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        found = {r["id"]: r for r in map(json.loads, f) if r["id"] in page_ids}
+    assert set(found) == set(page_ids)
+    return [found[i] for i in page_ids]
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("block-model")
@@ -210,8 +218,7 @@ SHIPPED_CASES = [  # wcxb-dev pages of validation domains (never trained on)
 
 @pytest.mark.parametrize("page_id,paragraph,menu_items", SHIPPED_CASES)
 def test_shipped_model_extracts_real_pages(page_id, paragraph, menu_items):
-    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:
-        record = next(r for r in map(json.loads, f) if r["id"] == page_id)
+    (record,) = _wcxb_pages(page_id)
     assert split_of(record["url"]) == "validation"
     result = Extractor(output=("markdown", "text"), links=False).extract(record["html"], url=record["url"])
     assert result.error is None and result.labeler == "block-model"
@@ -226,10 +233,8 @@ def test_shipped_model_reads_pages_their_scripts_reveal():
     model's block scheme keeps it, and the model finds the article among the hidden elements."""
     cases = {"wcxb/dev/0432": "It’s one of the most-served fonts on the internet",
              "wcxb/dev/4020": "Machine learning is a branch of Artificial Intelligence"}  # fmt: skip
-    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:
-        records = [r for r in map(json.loads, f) if r["id"] in cases]
     extractor = Extractor(output="text")
-    for record in records:
+    for record in _wcxb_pages(*cases):
         paragraph = cases[record["id"]]
         assert split_of(record["url"]) == "validation"
         assert not any(paragraph in b.text for b in simplify(record["html"]).blocks)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from extract_trt.runtime.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN
+
 __all__ = ["render_model_card"]
 
 _DATA = {
@@ -28,6 +30,7 @@ _WITH_HIDDEN = (" (the reference's blocks, and also those of the elements it dro
 
 def render_model_card(manifest: dict[str, Any]) -> str:
     m, t, v = manifest["model"], manifest["training"], manifest["validation"]
+    simplifier = manifest.get("simplifier", MINERU_V11.name)  # as BlockModelLabeler reads it
     history = "\n".join(f"| {h['epoch']} | {h['train_loss']:.4f} | {h['tune_block_f1']:.4f} |" for h in t["history"])
     refit = (
         f"Then the same recipe is run again on train + tune ({t['train_pages'] + t['tune_pages']} pages) and that model "
@@ -48,7 +51,7 @@ def render_model_card(manifest: dict[str, Any]) -> str:
 
 A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
 Pulpie block scheme as main content or not. No download, no GPU; int8 ONNX on one CPU core.
-Blocks: simplifier profile `{manifest.get('simplifier', 'mineru-v1.1')}`{_WITH_HIDDEN if manifest.get('simplifier') == 'mineru-v1.1+hidden' else ''}.
+Blocks: simplifier profile `{simplifier}`{_WITH_HIDDEN if simplifier == MINERU_V11_WITH_HIDDEN.name else ''}.
 
 ## Data and licences
 {data}
