@@ -206,12 +206,16 @@ def item_ids(main_html: str) -> list[int]:
     return sorted(int(n.attributes["_item_id"]) for n in LexborHTMLParser(main_html).css("[_item_id]"))
 
 
+_TEXT_MARKUP = re.compile(r"(?m)^(?:- |\d+\. )| \|")  # list markers, cell separators (convert.to_text)
+
+
 def text_is_from_input(source: str, text: str) -> bool:
     """Every non-space character of ``text`` occurs in ``source`` at least as often (the larger count of the
-    raw HTML and its entity-decoded form). Exempt: U+FFFD, which the parser substitutes for bad
+    raw HTML and its entity-decoded form), apart from what the text writer adds: list markers at line
+    starts and `` |`` between table cells. Exempt: U+FFFD, which the parser substitutes for bad
     characters, and C0/C1 controls, which HTML's character references produce (``&#x11`` is U+0011)
     where ``html.unescape`` drops them."""
-    needed = Counter(_SPACE.sub("", text))
+    needed = Counter(_SPACE.sub("", _TEXT_MARKUP.sub("", text)))
     for char in [c for c in needed if c == "\ufffd" or unicodedata.category(c) == "Cc"]:
         del needed[char]
     if not needed:

@@ -185,11 +185,12 @@ def test_text_pre_with_inline_markup() -> None:
 
 def test_text_table() -> None:
     html = "<table><tr><th>Name</th><th>Age</th></tr><tr><td>Ann</td><td>31</td></tr></table><p>x</p>"
-    assert to_text(html) == "Name\tAge\nAnn\t31\n\nx"
+    assert to_text(html) == "Name | Age\nAnn | 31\n\nx"
 
 
 def test_text_table_empty_cell_keeps_column() -> None:
-    assert to_text("<table><tr><td>a</td><td></td><td>c</td></tr></table>") == "a\t\tc"
+    assert to_text("<table><tr><td>a</td><td></td><td>c</td></tr></table>") == "a | | c"
+    assert to_text("<table><tr><td>a</td><td> </td><td></td></tr></table>") == "a | |"
 
 
 def test_text_table_cell_with_blocks() -> None:
@@ -199,7 +200,20 @@ def test_text_table_cell_with_blocks() -> None:
 
 def test_text_nested_lists() -> None:
     html = "<ul><li>one<ul><li>one.a</li><li>one.b</li></ul></li><li>two</li></ul><p>end</p>"
-    assert to_text(html) == "one\none.a\none.b\ntwo\n\nend"
+    assert to_text(html) == "- one\n- one.a\n- one.b\n- two\n\nend"
+
+
+def test_text_list_markers() -> None:
+    """Unordered items get ``- ``, ordered ones their number (from ``start``), as trafilatura's text does."""
+    html = '<p>x</p><ol start="3"><li>three</li><li><b>four</b> and more</li></ol><ul><li>a<ol><li>a.1</li></ol></li></ul>'
+    assert to_text(html) == "x\n\n3. three\n4. four and more\n\n- a\n1. a.1"
+    # an item whose text begins in a nested list gets the nested marker only; empty items leave nothing
+    assert to_text("<ul><li><ul><li>inner</li></ul></li><li></li><li> </li><li>last</li></ul>") == "- inner\n- last"
+    assert to_text('<ol start="x"><li>a</li></ol><ol start="0"><li>b</li></ol><ol start="²"><li>c</li></ol>') == (
+        "1. a\n\n1. b\n\n1. c"
+    )
+    assert to_text("<ol><li><pre>code\n  here</pre></li></ol>") == "1. code\n  here"
+    assert to_text("<dl><dt>term</dt><dd>definition</dd></dl>") == "term\ndefinition"
 
 
 def test_text_drops_script_style_and_friends() -> None:

@@ -22,7 +22,11 @@ Plain text is modelled on the DOM ``innerText`` rules:
   a list nested in another list only breaks the line. Adjacent breaks merge (the strongest wins), so there is
   never more than one blank line in a row.
 * ``<br>`` ends the line; a second ``<br>`` in a row gives a blank line.
-* Table cells of one row are joined by a tab (``\\t``); a cell holding block content starts its own line.
+* A list item starts with a marker, as in trafilatura's text and in Markdown: ``- `` in an unordered list,
+  ``1. ``, ``2. ``, … in an ordered one (from its ``start``); a nested list's items are not indented. An item
+  whose text begins inside a nested list gets only the nested item's marker.
+* Table cells of one row are joined by `` | `` (an empty cell keeps its column: ``a | | c``); a cell holding
+  block content starts its own line.
 * Outside ``pre``/``textarea``/``listing``/``xmp`` every run of whitespace (no-break space included) becomes one
   space and spaces at line ends are dropped; inside them text is kept verbatim (no-break spaces become spaces).
 * The content of ``script``, ``style``, ``template``, ``head``, ``svg``, ``iframe``, ``select``,
@@ -150,7 +154,7 @@ _CELL_TAGS = frozenset({"td", "th"})
 class _TextWriter:
     """Accumulates text with deferred line breaks, so adjacent block boundaries merge into one."""
 
-    __slots__ = ("parts", "pending", "space", "boundary", "pre", "rows", "lists")
+    __slots__ = ("parts", "pending", "space", "boundary", "pre", "rows", "lists", "marker")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -159,7 +163,8 @@ class _TextWriter:
         self.boundary = True  # at a line start or just after a cell separator: no space needed
         self.pre = 0
         self.rows: list[int] = []  # cells seen so far in each open <tr>
-        self.lists = 0
+        self.lists: list[int] = []  # per open list: the next item's number (ordered), else 0
+        self.marker = ""  # the list marker owed before the open item's first text
 
     def _flush(self) -> None:
         if not self.pending:
@@ -185,6 +190,9 @@ class _TextWriter:
             if self.space and not self.boundary:
                 self.parts.append(" ")
             text = text.replace("\xa0", " ")
+            if self.marker and not text.isspace():
+                text = self.marker + text
+                self.marker = ""
             self.parts.append(text)
             self.boundary = text.endswith("\n")
             self.space = False
@@ -196,6 +204,9 @@ class _TextWriter:
         self._flush()
         if (self.space or lead) and not self.boundary:
             self.parts.append(" ")
+        if self.marker:
+            core = self.marker + core
+            self.marker = ""
         self.parts.append(core)
         self.boundary = False
         self.space = trail
@@ -225,16 +236,18 @@ class _TextWriter:
             self.brk(1)
             if tag == "tr":
                 self.rows.append(0)
+            elif tag == "li":
+                self._item_marker()
         elif tag in _CELL_TAGS:
             if self.rows:
                 if self.rows[-1] and not self.pending and self.parts:  # no separator before any text
-                    self.parts.append("\t")
-                    self.boundary = True
-                    self.space = False
+                    self.parts.append(" |")
+                    self.boundary = False
+                    self.space = True
                 self.rows[-1] += 1
         elif tag in _LIST_TAGS:
             self.brk(1 if self.lists else 2)
-            self.lists += 1
+            self.lists.append(_first_number(node) if tag == "ol" else 0)
         elif tag in _PRE_TAGS:
             self.brk(2)
             self.pre += 1
@@ -250,15 +263,32 @@ class _TextWriter:
             self.brk(1)
             if tag == "tr" and self.rows:
                 self.rows.pop()
+            elif tag == "li":
+                self.marker = ""
         elif tag in _LIST_TAGS:
-            self.lists -= 1
+            if self.lists:
+                self.lists.pop()
             self.brk(1 if self.lists else 2)
         elif tag in _PRE_TAGS:
             self.pre -= 1
             self.brk(2)
 
+    def _item_marker(self) -> None:
+        lists = self.lists
+        if lists and lists[-1]:
+            self.marker = f"{lists[-1]}. "
+            lists[-1] += 1
+        else:
+            self.marker = "- "
+
     def result(self) -> str:
         return "".join(self.parts).rstrip().lstrip("\n")
+
+
+def _first_number(node: Node) -> int:
+    """The number of an ``<ol>``'s first item (its ``start``; 1 when missing, invalid or below 1)."""
+    start = node.attrs.get("start", "").strip()
+    return int(start) if start.isascii() and start.isdigit() and 0 < int(start) < 1_000_000 else 1
 
 
 def to_text(main: str | MainContent) -> str:
