@@ -89,10 +89,9 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
                     writer.text(text)
                 kids = node.children
                 if kids:
-                    if keep is None:
-                        stack.extend((kid, True) for kid in reversed(kids))
-                    else:
-                        stack.extend((kid, True) for kid in reversed(kids) if kid in keep)
+                    for kid in reversed(kids):  # a loop: a generator expression is a generator in C too
+                        if keep is None or kid in keep:
+                            stack.append((kid, True))
                 continue
         else:
             writer.close(node)
@@ -211,7 +210,7 @@ class _TextWriter:
         self.boundary = False
         self.space = trail
 
-    def brk(self, n: int) -> None:
+    def brk(self, n: cython.int) -> None:
         if n > self.pending:
             self.pending = n
         self.space = False

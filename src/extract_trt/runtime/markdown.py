@@ -54,6 +54,11 @@ from collections.abc import Mapping
 
 from extract_trt.runtime.dom import Node, collapse_whitespace, collapsed_parts, escape_uri
 
+try:  # compiled build: Cython's compile-time module (C types of the annotations); else a stand-in
+    import cython
+except ImportError:
+    from extract_trt.runtime import _cython_shim as cython
+
 __all__ = ["MAX_CELL_TEXT", "MarkdownWriter", "image_source", "remove_spacer_images"]
 
 MAX_CELL_TEXT = 400  # a cell with more text than this makes its table a layout table
@@ -421,7 +426,7 @@ class MarkdownWriter:
 
     # ── lines and breaks ──
 
-    def brk(self, n: int) -> None:
+    def brk(self, n: cython.int) -> None:
         """Owe ``n`` line breaks (1: new line, 2: blank line) before the next content."""
         if self.inline:
             self.space = True
@@ -483,7 +488,7 @@ class MarkdownWriter:
         cont = "".join(shared)
         return "\n" + cont.rstrip() + "\n" if ">" in cont else "\n\n"
 
-    def _close_marks(self, down_to: int = 0) -> None:
+    def _close_marks(self, down_to: cython.Py_ssize_t = 0) -> None:
         """Close the shown marks from the innermost down to index ``down_to`` (they reopen when text comes)."""
         marks = self.marks
         for i in range(len(marks) - 1, down_to - 1, -1):
@@ -493,7 +498,7 @@ class MarkdownWriter:
                 mark.shown = False
                 mark.done = mark.open == "["  # a link is written once, around its first stretch of text
 
-    def _begin(self, lead_space: bool) -> None:
+    def _begin(self, lead_space: cython.bint) -> None:
         """Prepare for inline content: breaks, prefix, heading marker, owed space, pending marks."""
         if self.pending or self.col0:
             self._open_line()
