@@ -50,7 +50,17 @@ def test_extract_str_and_bytes_agree():
 
 def test_annotation_labeler_end_to_end():
     r = Extractor(labeler=AnnotationLabeler(), output="text").extract(ARTICLE)
-    assert r.text.startswith("This is the article body") and r.markdown == ""
+    assert r.text.startswith("This is the article body") and r.markdown == "" and r.main_html == ""
+
+
+def test_only_the_formats_asked_for_are_written():
+    full = Extractor(labeler=ParagraphLabeler()).extract(ARTICLE)
+    assert full.main_html and full.markdown and full.text
+    for output in ("html", "markdown", "text", ("markdown", "text")):
+        r = Extractor(labeler=ParagraphLabeler(), output=output).extract(ARTICLE)
+        for fmt in ("html", "markdown", "text"):
+            assert r.content(fmt) == (full.content(fmt) if fmt in output else "")
+        assert r.labels == full.labels
 
 
 @pytest.mark.parametrize(

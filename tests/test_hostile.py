@@ -23,7 +23,7 @@ from extract_trt.runtime.simplify import simplify
 
 from hostile_pages import INJECTIONS, MALFORMED, SHAPES, AllMain, hostile_pages, in_page, item_ids, text_is_from_input
 
-EXTRACTOR = Extractor(labeler=AllMain(), output=("markdown", "text"))
+EXTRACTOR = Extractor(labeler=AllMain(), output=("html", "markdown", "text"))
 
 
 def neighbours(page: object) -> list[dict]:

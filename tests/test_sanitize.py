@@ -16,8 +16,8 @@ from extract_trt.runtime.types import Labels
 
 from hostile_pages import XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
 
-SANITISED = Extractor(labeler=AllMain(), output=("markdown", "text"))
-KEPT = Extractor(labeler=AllMain(), output=("markdown", "text"), keep_markup=True)
+SANITISED = Extractor(labeler=AllMain(), output=("html", "markdown", "text"))
+KEPT = Extractor(labeler=AllMain(), output=("html", "markdown", "text"), keep_markup=True)
 _SCRIPT_URL = re.compile(r"(java|vb)script:", re.IGNORECASE)
 
 
@@ -73,8 +73,8 @@ def test_legacy_raw_text_elements_read_back_as_text() -> None:
 
 
 def test_real_pages_lose_no_text_to_sanitising() -> None:
-    sanitised = Extractor(labeler=AllMain(), output="text")
-    kept_markup = Extractor(labeler=AllMain(), output="text", keep_markup=True)
+    sanitised = Extractor(labeler=AllMain(), output=("html", "text"))
+    kept_markup = Extractor(labeler=AllMain(), output=("html", "text"), keep_markup=True)
     for html in seed_pages(18, max_chars=10**9):
         safe, kept = sanitised.extract(html), kept_markup.extract(html)
         assert safe.error is None and active_content(safe.main_html) == []

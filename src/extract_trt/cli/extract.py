@@ -55,7 +55,7 @@ class OutputFormat(str, Enum):
 
 
 #: What the Extractor must produce for each output format.
-_EXTRACTOR_OUTPUTS = {"html": ("html",), "markdown": ("markdown",), "text": ("text",), "json": ("markdown", "text")}
+_EXTRACTOR_OUTPUTS = {"html": ("html",), "markdown": ("markdown",), "text": ("text",), "json": ("html", "markdown", "text")}
 
 
 EPILOG = """Examples:

@@ -70,8 +70,10 @@ class ExtractorCandidate:
         self.extractor = extractor
         self.name = name
         # built here from a labeler: produce what the records are scored on (an Extractor given by the
-        # caller keeps its own outputs)
+        # caller keeps its own outputs, plus the main HTML that Markdown is scored on)
         self.choose_outputs = choose_outputs
+        if not choose_outputs and "html" not in extractor.outputs:
+            extractor.outputs = (*extractor.outputs, "html")
         self.description = f"extract-trt, labeler {getattr(extractor.labeler, 'name', type(extractor.labeler).__name__)}"
         self.use_annotated_html = isinstance(extractor.labeler, AnnotationLabeler)
 

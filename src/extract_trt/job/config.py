@@ -226,7 +226,7 @@ class JobConfig:
         """Keyword arguments for :class:`~extract_trt.runtime.extractor.Extractor` (picklable)."""
         return {
             "labeler": NamedLabeler(self.labeler, self.labeler_args),
-            "output": tuple(self.outputs),
+            "output": ("html", *self.outputs),  # main_html is always written
             "links": self.links,
             "images": self.images,
             "cutoff_length": self.cutoff_length,

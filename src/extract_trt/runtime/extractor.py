@@ -78,8 +78,9 @@ class Extractor:
         labeler: any :class:`Labeler`, or a name/model directory for
             :func:`~extract_trt.runtime.labelers.get_labeler` (picklable, so worker processes can build
             their own); default: the built-in block model.
-        output: formats to produce besides ``main_html`` (``"markdown"``, ``"text"``, ``"html"`` or a
-            tuple of them). Conversions not asked for are skipped, which saves time on large runs.
+        output: the formats to produce: ``"html"`` (``main_html``), ``"markdown"``, ``"text"``, or a tuple
+            of them (default: all three). What is not asked for is not written and stays ``""`` — the main
+            HTML included (its serialisation is 0.4 ms of a 10 ms page) — which saves time on large runs.
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
             500 for MinerU-HTML v1.1 / Pulpie, 200 for a Dripper v1.0 decoder).
@@ -107,7 +108,7 @@ class Extractor:
     def __init__(
         self,
         labeler: Labeler | str | None = None,
-        output: OutputFormat | tuple[OutputFormat, ...] = ("markdown", "text"),
+        output: OutputFormat | tuple[OutputFormat, ...] = ("html", "markdown", "text"),
         *,
         links: bool = True,
         images: bool = True,
@@ -296,7 +297,7 @@ class Extractor:
         result = page.result
         try:
             t0 = time.perf_counter()
-            main = reconstruct_main(page.blocks, labels, sanitize=not self.keep_markup)
+            main = reconstruct_main(page.blocks, labels, sanitize=not self.keep_markup, html="html" in self.outputs)
             result.main_html = main.html
             t1 = time.perf_counter()
             if "markdown" in self.outputs:  # converted from the kept tree: main_html is not parsed again

@@ -48,8 +48,9 @@ def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> 
     return reconstruct_main(page, labels, sanitize=sanitize).html
 
 
-def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> MainContent:
-    """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.convert`)."""
+def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False, html: bool = True) -> MainContent:
+    """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.convert`);
+    ``html=False``: the tree only (``MainContent.html`` is ``""``), for callers that only convert it."""
     id_nodes = page.page_map.id_nodes
     mains = [id_nodes.get(block.item_id) for block, is_main in zip(page.blocks, labels.main) if is_main]
     for node in mains:  # build lazily parsed content inside main blocks, before the re-read below
@@ -72,12 +73,14 @@ def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False
         _recall_line_breaks(nodes, keep)
     if sanitize:
         sanitize_tree(root, keep)
-    html = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
+    if not html:
+        return MainContent("", root, keep)
+    written = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
     if sanitize:  # never the whole-page unescape: it would turn escaped text into markup
-        html = _unescape_urls(html, keep_closed=True)
+        written = _unescape_urls(written, keep_closed=True)
     else:
-        html = _html.unescape(html) if profile.unescape_all else _unescape_urls(html)
-    return MainContent(html, root, keep)
+        written = _html.unescape(written) if profile.unescape_all else _unescape_urls(written)
+    return MainContent(written, root, keep)
 
 
 def _as_libxml2_rereads(root: Node) -> list[Node]:
