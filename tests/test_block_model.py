@@ -18,8 +18,10 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     FEATURE_VERSION,
     MANIFEST,
     WINDOW,
+    REPEAT_MIN_CHARS,
     BlockModelLabeler,
     ModelLoadError,
+    drop_repeats,
 )
 from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
 from extract_trt.runtime.simplify import MINERU_V11  # noqa: E402
@@ -264,11 +266,34 @@ def test_favoring_precision_keeps_fewer_blocks_and_recall_more():
     assert (precision.name, recall.name) == ("block-model-precision", "block-model-recall")
     assert precision.threshold > balanced.threshold > recall.threshold
     pages = [simplify(r["html"]) for r in _wcxb(6)]
-    kept = {lab.name: [labels.main for labels in lab.label(pages)] for lab in (balanced, precision, recall)}
+    # the cuts before repeated blocks are dropped (an earlier copy may be kept by one cut only)
+    kept = {lab.name: [labels.probability >= lab.threshold for labels in lab.label(pages)] for lab in (balanced, precision, recall)}
     for p, b, r in zip(kept["block-model-precision"], kept["block-model"], kept["block-model-recall"]):
         assert not (p & ~b).any() and not (b & ~r).any()  # the same probabilities, nested cuts
     assert sum(m.sum() for m in kept["block-model-precision"]) < sum(m.sum() for m in kept["block-model-recall"])
     assert Extractor(labeler="block-model-precision").extract(_wcxb(2)[1]["html"]).labeler == "block-model-precision"
+
+
+def test_repeated_main_blocks_are_dropped():
+    """A main block repeating an earlier main block's text (case and spacing aside, long enough) is other;
+    short repeats, repeats of blocks that are not main, and the first copy stay."""
+    para = "The same paragraph shipped twice, once for each layout of the page."
+    assert len(para) >= REPEAT_MIN_CHARS
+    page = simplify(
+        f"<html><body><div><p>{para}</p><p>Read more</p></div><div style='display:none'><p>{para.upper()}</p>"
+        f"<p>Read  more</p></div><p>Another paragraph, kept once only.</p><p>{para}</p>"
+        "<p>Another paragraph, kept once only.</p></body></html>",
+        profile=SIMPLIFIER,
+    )
+    texts = [b.text for b in page.blocks]
+    assert len(texts) == 7
+    main = np.array([True, True, True, True, False, True, True])
+    assert drop_repeats(page, main).tolist() == [True, True, False, True, False, False, True]
+    labeler = BlockModelLabeler()
+    (labels,) = labeler.label([page])
+    assert labels.main.tolist() == drop_repeats(page, labels.probability >= labeler.threshold).tolist()
+    (kept,) = BlockModelLabeler(keep_repeats=True).label([page])
+    assert kept.main.tolist() == (kept.probability >= labeler.threshold).tolist()
 
 
 def test_shipped_model_is_deterministic():

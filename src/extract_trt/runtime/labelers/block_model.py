@@ -8,7 +8,7 @@ summed per bag from the embedding table (:meth:`BlockFeatures.bag_sums`, a C loo
 and the ONNX graph takes those sums and the layout numbers to the logits. Pages longer than ``WINDOW`` blocks are
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
 from an edge. A block is main when p(main) reaches the threshold chosen at training time (one per
-:data:`FAVORS`).
+:data:`FAVORS`) and its text is not that of an earlier main block (:func:`drop_repeats`).
 
 One CPU thread per session: a page is a few milliseconds of small matrix products, too little to split
 across threads; scale out with worker processes instead. Defaults: int8 weights, ORT's full
@@ -32,7 +32,7 @@ from extract_trt.runtime.simplify import MINERU_V11, SimplifyProfile
 from extract_trt.runtime.simplify_v1 import simplify_profile
 from extract_trt.runtime.types import Labels, PageBlocks
 
-__all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "onnx_inputs"]
+__all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "onnx_inputs"]
 
 # bump when runtime/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
 # and a vocabulary)
@@ -51,6 +51,13 @@ OVERLAP = 64
 # Decision thresholds stored with a model (``thresholds`` in its manifest), each chosen on the tune pages:
 # the best block F1, F0.5 (fewer boilerplate words kept, more content lost) and F2 (the other way round).
 FAVORS = ("balanced", "precision", "recall")
+# A main block whose text (case and spacing aside) is that of an earlier main block, at least this long, is
+# dropped as a copy: pages ship content twice for two layouts (a mobile and a desktop variant, one of them
+# hidden; the block scheme keeps both), or repeat a teaser or a note in several widgets or tabs. The model
+# sees each copy alone and keeps both; ground truths mostly have the text once (not always: gains and losses
+# are in BENCHMARKS.md). Shorter texts ("Read more", "$19.99") repeat in content itself; 25-80 gave the same
+# tune figures.
+REPEAT_MIN_CHARS = 40
 
 
 class ModelLoadError(LabelerError):
@@ -61,6 +68,23 @@ def onnx_inputs(features: BlockFeatures, table: np.ndarray) -> dict[str, np.ndar
     """The graph's inputs for ``features`` (one window), their bags summed from ``table``."""
     return {"sums": features.bag_sums(table), "dense": features.dense, "markup": features.markup,
             "norms": features.norms()}  # fmt: skip
+
+
+def drop_repeats(page: PageBlocks, main: np.ndarray) -> np.ndarray:
+    """``main`` with every main block whose text repeats an earlier main block's (at least
+    :data:`REPEAT_MIN_CHARS` characters, compared lower-cased with whitespace collapsed) made other."""
+    kept = main.copy()
+    seen: set[str] = set()
+    for i in np.flatnonzero(main):
+        text = page.blocks[i].text
+        if len(text) < REPEAT_MIN_CHARS:
+            continue
+        key = " ".join(text.lower().split())
+        if key in seen:
+            kept[i] = False
+        else:
+            seen.add(key)
+    return kept
 
 
 def _profile(name: str) -> SimplifyProfile:
@@ -85,6 +109,8 @@ class BlockModelLabeler:
             ``"precision"`` (less boilerplate, for corpora where noise costs more than a lost paragraph;
             trafilatura's ``favor_precision``) or ``"recall"`` (keeps more, e.g. for RAG indexes).
         threshold: a p(main) threshold of your own instead (overrides ``favor``).
+        keep_repeats: keep main blocks that repeat an earlier main block's text (default: dropped,
+            :func:`drop_repeats`).
     """
 
     name = "block-model"
@@ -98,6 +124,7 @@ class BlockModelLabeler:
         precision: str = "int8",
         threshold: float | None = None,
         favor: str = "balanced",
+        keep_repeats: bool = False,
     ) -> None:
         if favor not in FAVORS:
             raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
@@ -153,6 +180,7 @@ class BlockModelLabeler:
         self.threshold = float(threshold if threshold is not None else stored[favor])
         if favor != "balanced":
             self.name = f"block-model-{favor}"
+        self.keep_repeats = keep_repeats
         self.window = int(self.manifest.get("window", WINDOW))
         self.overlap = int(self.manifest.get("overlap", OVERLAP))
         # the block scheme the model was trained on (models written before the field: the reference's)
@@ -173,5 +201,8 @@ class BlockModelLabeler:
         out = []
         for page in pages:
             prob = self.probabilities(page)
-            out.append(Labels(main=prob >= self.threshold, labeler=self.name, probability=prob))
+            main = prob >= self.threshold
+            if not self.keep_repeats:
+                main = drop_repeats(page, main)
+            out.append(Labels(main=main, labeler=self.name, probability=prob))
         return out
