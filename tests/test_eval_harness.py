@@ -117,14 +117,16 @@ def test_markdown_groundtruth_scores_the_webmainbench_conversion():
 def test_text_is_converted_from_the_kept_tree_as_the_extractor_gives_it():
     """A candidate the harness builds asks the Extractor for text (no second parse of main_html); the text
     is the same as converting main_html. An Extractor passed in keeps the outputs it was given, plus the
-    main HTML (what Markdown ground truth is scored on)."""
+    main HTML (what Markdown ground truth is scored on), in a copy: the caller's object is unchanged."""
     records = list(read_dataset(DATA / "wcxb-dev.jsonl.gz", limit=3))
     built = resolve_candidate("heuristic")
     preds = built.predict(records)
     assert built.extractor.outputs == ("text",)
     given = Extractor(labeler="heuristic", output="markdown")
-    again = resolve_candidate(given).predict(records)
-    assert given.outputs == ("markdown", "html")
+    candidate = resolve_candidate(given)
+    again = candidate.predict(records)
+    assert candidate.extractor.outputs == ("markdown", "html") and given.outputs == ("markdown",)
+    given.outputs = ("html",)
     for record, pred, other in zip(records, preds, again):
         main_html = given.extract(record.html).main_html
         assert pred.output == other.output == convert.to_text(main_html) and len(pred.output) > 200

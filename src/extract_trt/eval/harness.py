@@ -20,6 +20,7 @@ chunk, so memory stays bounded and the reference tokens are computed once per pa
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -67,13 +68,15 @@ class ExtractorCandidate:
     """
 
     def __init__(self, extractor: Extractor, name: str, choose_outputs: bool = False) -> None:
-        self.extractor = extractor
-        self.name = name
-        # built here from a labeler: produce what the records are scored on (an Extractor given by the
-        # caller keeps its own outputs, plus the main HTML that Markdown is scored on)
+        # built here from a labeler: produce what the records are scored on; an Extractor given by the
+        # caller keeps its own outputs, plus the main HTML that Markdown is scored on — in a shallow copy,
+        # so the caller's object is left as it was
         self.choose_outputs = choose_outputs
         if not choose_outputs and "html" not in extractor.outputs:
+            extractor = copy.copy(extractor)
             extractor.outputs = (*extractor.outputs, "html")
+        self.extractor = extractor
+        self.name = name
         self.description = f"extract-trt, labeler {getattr(extractor.labeler, 'name', type(extractor.labeler).__name__)}"
         self.use_annotated_html = isinstance(extractor.labeler, AnnotationLabeler)
 
