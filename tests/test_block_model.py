@@ -28,7 +28,7 @@ from extract_trt.runtime.simplify import MINERU_V11  # noqa: E402
 from extract_trt.train.data import SIMPLIFIER, Example, shared_vocabulary, split_of  # noqa: E402
 from extract_trt.train.export_onnx import export_block_model  # noqa: E402
 from extract_trt.train.model import BlockModel, ModelConfig  # noqa: E402
-from extract_trt.train.trainer import TrainConfig, predict, train_block_model  # noqa: E402
+from extract_trt.train.trainer import TrainConfig, load_examples, predict, train_block_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TINY = ModelConfig(embed_dim=16, width=32, layers=1, heads=2, dropout=0.0)
@@ -75,6 +75,10 @@ def test_training_writes_a_loadable_model(trained):
     losses = [h["train_loss"] for h in manifest["training"]["history"]]
     assert losses[-1] < losses[0]  # it learns
     assert any("epoch 3/3" in line for line in log)
+    assert any("refit on train + tune" in line for line in log) and manifest["training"]["refit"] is True
+    tune_ids = manifest["tune"]["ids"]  # the pages that chose the threshold, for scoring recipes with `eval --ids`
+    assert tune_ids and not set(tune_ids) & set(manifest["validation"]["ids"])
+    assert all(split_of(r["url"]) == "tune" for r in _wcxb(30) if r["id"] in tune_ids)
     thresholds = manifest["thresholds"]  # best block F0.5 <= F1 <= F2 in p(main): higher threshold, fewer blocks
     assert thresholds["balanced"] == manifest["threshold"]
     assert thresholds["precision"] >= thresholds["balanced"] >= thresholds["recall"]
@@ -89,6 +93,26 @@ def test_training_writes_a_loadable_model(trained):
     assert not labeler.vocabulary.bits.flags.writeable  # mapped like the table
     page_ids = page_features(pages[0]).ids
     assert 0 < labeler.vocabulary.contains(page_ids).sum() < len(page_ids)
+
+
+def test_train_command_without_refit_ships_the_train_only_model(tmp_path):
+    """`extract-trt train --no-refit` writes the model trained on the training domains alone (how recipes are
+    compared on the tune pages): no second fit, and its vocabulary holds only what training domains share."""
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    out = tmp_path / "train-only"
+    args = ["train", "--data", str(DATA), "-o", str(out), "--epochs", "1", "--max-pages", "12", "--no-refit"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["training"]["refit"] is False and len(manifest["training"]["history"]) == 1
+    assert "epoch 1/1" in result.output and "refit" not in result.output  # the log goes to stderr
+    examples = load_examples(DATA, max_pages=12)
+    train = [e for e in examples if e.split == "train"]
+    assert manifest["training"]["vocabulary_ids"] == len(shared_vocabulary(train, 2))  # refit would add tune's
+    assert manifest["tune"]["ids"] == sorted(e.id for e in examples if e.split == "tune") != []
 
 
 def test_vocabulary_is_the_ids_shared_by_domains():

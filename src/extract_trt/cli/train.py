@@ -15,6 +15,15 @@ def train(
     seed: Annotated[int, typer.Option(help="Seed for initialisation, order and crops.")] = 13,
     threads: Annotated[int, typer.Option(help="PyTorch CPU threads (more than 1 only pays on an idle machine).")] = 1,
     max_pages: Annotated[int | None, typer.Option(help="Read at most this many pages per dataset.")] = None,
+    refit: Annotated[
+        bool,
+        typer.Option(
+            "--refit/--no-refit",
+            help="After picking the threshold on the tune pages, train again on train + tune and ship that "
+            "(the shipped recipe). --no-refit ships the train-only model, the one to score on the tune pages "
+            "(their ids are in the manifest's tune.ids) when comparing recipes.",
+        ),
+    ] = True,
 ) -> None:
     """Train the block model (features -> small Transformer over blocks), export fp32 + int8 ONNX.
 
@@ -27,5 +36,5 @@ def train(
         raise typer.BadParameter(f"training needs the train extra (pip install 'extract-trt[train]'): {exc}") from exc
     if not (data_dir / "wcxb-dev.jsonl.gz").is_file():
         raise typer.BadParameter(f"{data_dir} has no wcxb-dev.jsonl.gz", param_hint="--data")
-    config = TrainConfig(epochs=epochs, seed=seed, threads=threads, max_pages=max_pages)
+    config = TrainConfig(epochs=epochs, seed=seed, threads=threads, max_pages=max_pages, refit=refit)
     train_block_model(data_dir, out_dir, config, log=lambda line: typer.echo(line, err=True))

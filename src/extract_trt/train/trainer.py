@@ -246,6 +246,8 @@ def train_block_model(
                      "vocabulary_ids": len(vocabulary),
                      "history": history, "tune_block_f1": round(tune_f1, 4),
                      "seconds": round(time.perf_counter() - started, 1)},  # fmt: skip
+        # the pages that chose the threshold (and, scored by `extract-trt eval --ids`, compare recipes)
+        "tune": {"ids": sorted(e.id for e in tune)},
         "validation": {
             "block_f1": per_set.get(f"block_f1_{PRIMARY}", 0.0),
             **per_set,
