@@ -25,7 +25,7 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
 )
 from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
 from extract_trt.runtime.simplify import MINERU_V11  # noqa: E402
-from extract_trt.train.data import SIMPLIFIER, Example, shared_vocabulary, split_of  # noqa: E402
+from extract_trt.train.data import SIMPLIFIER, Example, domain, in_share, shared_vocabulary, split_of  # noqa: E402
 from extract_trt.train.export_onnx import export_block_model  # noqa: E402
 from extract_trt.train.model import BlockModel, ModelConfig  # noqa: E402
 from extract_trt.train.trainer import TrainConfig, load_examples, predict, train_block_model  # noqa: E402
@@ -113,6 +113,37 @@ def test_train_command_without_refit_ships_the_train_only_model(tmp_path):
     train = [e for e in examples if e.split == "train"]
     assert manifest["training"]["vocabulary_ids"] == len(shared_vocabulary(train, 2))  # refit would add tune's
     assert manifest["tune"]["ids"] == sorted(e.id for e in examples if e.split == "tune") != []
+
+
+def test_train_share_trains_on_a_stable_nested_share_of_the_training_domains(tmp_path):
+    """`--train-share` (learning curves) keeps a fixed share of the training domains, a smaller share's inside a
+    larger one's, and leaves the tune and validation pages whole."""
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as f:
+        domains = {domain(json.loads(line)["url"]) for line in f}
+    quarter, half = ({d for d in domains if in_share(d, s)} for s in (0.25, 0.5))
+    assert quarter < half < domains == {d for d in domains if in_share(d, 1.0)}
+    assert 0.4 < len(half) / len(domains) < 0.6 and 0.15 < len(quarter) / len(domains) < 0.35
+
+    out = tmp_path / "half"
+    args = ["train", "--data", str(DATA), "-o", str(out), "--epochs", "1", "--max-pages", "12", "--no-refit",
+            "--train-share", "0.5"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / MANIFEST).read_text())
+    examples = load_examples(DATA, max_pages=12)
+    train = [e for e in examples if e.split == "train"]
+    kept = [e for e in train if in_share(e.domain, 0.5)]
+    assert 0 < len(kept) < len(train) and manifest["training"]["train_pages"] == len(kept)
+    assert manifest["training"]["train_share"] == 0.5
+    assert manifest["tune"]["ids"] == sorted(e.id for e in examples if e.split == "tune")
+    assert manifest["training"]["validation_pages"] == sum(e.split == "validation" for e in examples)
+    assert "50% of the training domains" in (out / "MODEL_CARD.md").read_text()
+    bad = CliRunner().invoke(app, ["train", "--data", str(DATA), "-o", str(out), "--train-share", "0"])
+    assert bad.exit_code == 2 and "train-share" in bad.output
 
 
 def test_vocabulary_is_the_ids_shared_by_domains():

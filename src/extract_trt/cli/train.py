@@ -24,6 +24,15 @@ def train(
             "(their ids are in the manifest's tune.ids) when comparing recipes.",
         ),
     ] = True,
+    train_share: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            max=1.0,
+            help="Train on this share of the training domains (the same domains on every run; a smaller share's "
+            "are inside every larger one), tune and validation pages unchanged: a learning curve.",
+        ),
+    ] = 1.0,
 ) -> None:
     """Train the block model (features -> small Transformer over blocks), export fp32 + int8 ONNX.
 
@@ -36,5 +45,7 @@ def train(
         raise typer.BadParameter(f"training needs the train extra (pip install 'extract-trt[train]'): {exc}") from exc
     if not (data_dir / "wcxb-dev.jsonl.gz").is_file():
         raise typer.BadParameter(f"{data_dir} has no wcxb-dev.jsonl.gz", param_hint="--data")
-    config = TrainConfig(epochs=epochs, seed=seed, threads=threads, max_pages=max_pages, refit=refit)
+    config = TrainConfig(
+        epochs=epochs, seed=seed, threads=threads, max_pages=max_pages, refit=refit, train_share=train_share
+    )
     train_block_model(data_dir, out_dir, config, log=lambda line: typer.echo(line, err=True))

@@ -31,7 +31,10 @@ from extract_trt.runtime.labelers.annotation import annotation_labels
 from extract_trt.runtime.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
-__all__ = ["Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "read_jsonl", "shared_vocabulary", "split_of"]
+__all__ = [
+    "Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "in_share", "read_jsonl", "shared_vocabulary",
+    "split_of",
+]  # fmt: skip
 
 SPLIT_MODULUS = 5
 # The block scheme the model learns on, recorded in its manifest so that it runs on the same: the reference's,
@@ -72,6 +75,13 @@ def split_of(url: str) -> str:
     """
     bucket = zlib.crc32(domain(url).encode()) % SPLIT_MODULUS
     return "validation" if bucket == 0 else "tune" if bucket == 1 else "train"
+
+
+def in_share(domain_name: str, share: float) -> bool:
+    """Whether a domain is among a stable ``share`` (0–1) of all domains, for learning curves
+    (``TrainConfig.train_share``). The CRC32 is salted apart from :func:`split_of`'s, so a share cuts
+    across the split evenly, and a smaller share's domains are all in every larger one."""
+    return zlib.crc32(f"share:{domain_name}".encode()) % 1000 < round(share * 1000)
 
 
 def build_examples(path: str | Path) -> Iterator[Example]:

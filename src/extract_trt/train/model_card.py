@@ -38,6 +38,9 @@ def render_model_card(manifest: dict[str, Any]) -> str:
         if t.get("refit")
         else "The model trained on the train pages is shipped."
     )
+    share = ""
+    if t.get("train_share", 1.0) < 1:
+        share = f"; {t['train_share']:.0%} of the training domains, a learning-curve run"
     data = "\n".join(f"- `{name}`: {_DATA.get(name, '')}" for name in t["datasets"])
     extra = "\n".join(f"- {k}: {val}" for k, val in v.items() if k not in ("ids", "block_f1"))
     thresholds = manifest.get("thresholds", {})
@@ -57,7 +60,7 @@ Blocks: simplifier profile `{simplifier}`{_WITH_HIDDEN if simplifier == MINERU_V
 {data}
 
 Split: by domain, CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} pages, reported only),
-== 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages). The validation page ids are listed in `block-model.json`. The licences (CC-BY-4.0,
+== 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages{share}). The validation page ids are listed in `block-model.json`. The licences (CC-BY-4.0,
 Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the attribution above.
 
 ## Features (`extract_trt/runtime/features.py`, feature version {manifest['feature_version']})

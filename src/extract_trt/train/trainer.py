@@ -24,7 +24,7 @@ import torch
 from extract_trt.runtime.features import BlockFeatures, Vocabulary, windows
 from extract_trt.runtime.labelers.block_model import FEATURE_VERSION, MANIFEST, OVERLAP, WINDOW
 from extract_trt.train.align import IGNORE
-from extract_trt.train.data import SIMPLIFIER, Example, build_examples, shared_vocabulary
+from extract_trt.train.data import SIMPLIFIER, Example, build_examples, in_share, shared_vocabulary
 from extract_trt.train.export_onnx import export_block_model
 from extract_trt.train.model import BlockModel, ModelConfig
 from extract_trt.train.model_card import render_model_card
@@ -55,6 +55,7 @@ class TrainConfig:
     ema_decay: float = 0.995  # > 0: keep an exponential moving average of the weights and ship that
     refit: bool = True  # after picking the threshold on tune, train again on train + tune and ship that
     max_pages: int | None = None  # per dataset; small runs for tests
+    train_share: float = 1.0  # < 1: train on this stable share of the training domains (a learning curve)
 
 
 def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
@@ -204,6 +205,8 @@ def train_block_model(
     examples = load_examples(data_dir, cfg.max_pages)
     parts = {split: [e for e in examples if e.split == split] for split in ("train", "tune", "validation")}
     train, tune, val = parts["train"], parts["tune"], parts["validation"]
+    if cfg.train_share < 1.0:  # tune and validation stay whole, so the figures compare with the full recipe's
+        train = [e for e in train if in_share(e.domain, cfg.train_share)]
     log(f"examples: {len(train)} train / {len(tune)} tune / {len(val)} validation pages "
         f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
     vocabulary = shared_vocabulary(train, cfg.min_domains)
