@@ -95,18 +95,22 @@ def test_training_writes_a_loadable_model(trained):
     assert 0 < labeler.vocabulary.contains(page_ids).sum() < len(page_ids)
 
 
-def test_train_command_without_refit_ships_the_train_only_model(tmp_path):
-    """`extract-trt train --no-refit` writes the model trained on the training domains alone (how recipes are
-    compared on the tune pages): no second fit, and its vocabulary holds only what training domains share."""
+def _train_command(out: Path, *options: str):
+    """`extract-trt train` for one epoch on 12 pages per set, as a user runs it: (result, manifest)."""
     from typer.testing import CliRunner
 
     from extract_trt.cli import app
 
-    out = tmp_path / "train-only"
-    args = ["train", "--data", str(DATA), "-o", str(out), "--epochs", "1", "--max-pages", "12", "--no-refit"]
+    args = ["train", "--data", str(DATA), "-o", str(out), "--epochs", "1", "--max-pages", "12", *options]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    manifest = json.loads((out / MANIFEST).read_text())
+    return result, json.loads((out / MANIFEST).read_text())
+
+
+def test_train_command_without_refit_ships_the_train_only_model(tmp_path):
+    """`extract-trt train --no-refit` writes the model trained on the training domains alone (how recipes are
+    compared on the tune pages): no second fit, and its vocabulary holds only what training domains share."""
+    result, manifest = _train_command(tmp_path / "train-only", "--no-refit")
     assert manifest["training"]["refit"] is False and len(manifest["training"]["history"]) == 1
     assert "epoch 1/1" in result.output and "refit" not in result.output  # the log goes to stderr
     examples = load_examples(DATA, max_pages=12)
@@ -129,11 +133,7 @@ def test_train_share_trains_on_a_stable_nested_share_of_the_training_domains(tmp
     assert 0.4 < len(half) / len(domains) < 0.6 and 0.15 < len(quarter) / len(domains) < 0.35
 
     out = tmp_path / "half"
-    args = ["train", "--data", str(DATA), "-o", str(out), "--epochs", "1", "--max-pages", "12", "--no-refit",
-            "--train-share", "0.5"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    manifest = json.loads((out / MANIFEST).read_text())
+    _, manifest = _train_command(out, "--no-refit", "--train-share", "0.5")
     examples = load_examples(DATA, max_pages=12)
     train = [e for e in examples if e.split == "train"]
     kept = [e for e in train if in_share(e.domain, 0.5)]
