@@ -11,6 +11,7 @@ with options that have changed since) and docs/notes/ (drafts of other branches,
 """
 
 import importlib
+import re
 import shlex
 from pathlib import Path
 from types import ModuleType
@@ -180,3 +181,16 @@ def test_guide_says_what_it_is_for(guide: str) -> None:
     assert lines[0].startswith("# "), f"{path.name}: starts with its title"
     assert lines[1].startswith("This guide is for "), f"{path.name}: the first sentence says what it is for"
     assert f"docs/{guide}.md" in (ROOT / "README.md").read_text(encoding="utf-8"), f"README links {guide}.md"
+
+
+def test_relative_links_resolve() -> None:
+    """Every relative Markdown link of README, BENCHMARKS and docs/ (the history too) names an existing file."""
+    pages = [ROOT / "README.md", ROOT / "BENCHMARKS.md"] + sorted(DOCS.glob("*.md"))
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            if not (page.parent / target.split("#", 1)[0]).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
