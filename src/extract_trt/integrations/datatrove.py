@@ -24,9 +24,12 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from datatrove.data import Document, DocumentsPipeline
-from datatrove.pipeline.extractors.base import BaseExtractor
-from datatrove.utils.typeshelper import StatHints
+try:
+    from datatrove.data import Document, DocumentsPipeline
+    from datatrove.pipeline.extractors.base import BaseExtractor
+    from datatrove.utils.typeshelper import StatHints
+except ImportError as exc:  # the step is only usable with datatrove installed
+    raise ImportError(f"extract_trt.integrations.datatrove needs datatrove ({exc}): pip install 'extract-trt[datatrove]'") from exc
 
 from extract_trt.integrations import metadata_dict, process_extractor
 from extract_trt.runtime.extractor import Extractor, Result
