@@ -108,3 +108,10 @@ def test_tensorrt_11_with_an_ort_build_that_links_tensorrt_10() -> None:
 def test_no_gpu_says_so_first() -> None:
     tips = advice(_diagnosis(gpus=[], gpu_error="no NVIDIA driver (libcuda not found)", distributions={"onnxruntime": "1.32.0"}))
     assert tips[0].startswith("no GPU (no NVIDIA driver") and len(tips) == 1
+
+
+def test_a_directory_without_a_manifest_is_named_not_sent_to_export(tmp_path) -> None:
+    (matched,) = engine_matches(tmp_path, [L4], "10.16.1.11", [])
+    assert matched.kind == "error" and "extract-trt.json" in matched.reason
+    tips = advice(_diagnosis(engines=[matched]))
+    assert tips == [f"{tmp_path}: {matched.reason}"]

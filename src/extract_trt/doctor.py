@@ -50,7 +50,7 @@ class EngineMatch:
     """One engine (or ORT EP-context model) recorded in a model directory, against this machine."""
 
     model_dir: str
-    kind: str  # "tensorrt" | "ort-ep-context"
+    kind: str  # "tensorrt" | "ort-ep-context" | "none" (no engine recorded) | "error" (no readable manifest)
     key: str  # "l4-fp16"
     file: str
     compute_capability: str
@@ -192,7 +192,7 @@ def engine_matches(model_dir: Path, gpus: list[GpuInfo], trt_version: str | None
     try:
         manifest = load_manifest(model_dir, check_files=False)
     except ManifestError as exc:
-        return [EngineMatch(str(model_dir), "none", "", "", "", "", False, str(exc))]
+        return [EngineMatch(str(model_dir), "error", "", "", "", "", False, str(exc))]
     here = {gpu.sm for gpu in gpus}
     found = []
     for key, data in sorted(manifest.engines.items()):
@@ -282,8 +282,9 @@ def advice(found: Diagnosis) -> list[str]:
     for engine in found.engines:
         if engine.kind == "tensorrt" and not engine.matches and found.tensorrt_version:
             tips.append(f"{engine.model_dir}: engine {engine.key} does not run here ({engine.reason})")
-    dirs = {e.model_dir for e in found.engines}
-    for model_dir in sorted(dirs):
+    unreadable = {e.model_dir for e in found.engines if e.kind == "error"}
+    tips += [f"{e.model_dir}: {e.reason}" for e in found.engines if e.kind == "error"]
+    for model_dir in sorted({e.model_dir for e in found.engines} - unreadable):
         if not any(e.matches for e in found.engines if e.model_dir == model_dir) and found.tensorrt_version:
             tips.append(f"{model_dir}: no engine for this machine; build one here: extract-trt export trt {model_dir} "
                         f"--gpu {_gpu_key(found.gpus[0])} --precision fp16")  # fmt: skip
