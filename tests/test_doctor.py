@@ -115,3 +115,14 @@ def test_a_directory_without_a_manifest_is_named_not_sent_to_export(tmp_path) ->
     assert matched.kind == "error" and "extract-trt.json" in matched.reason
     tips = advice(_diagnosis(engines=[matched]))
     assert tips == [f"{tmp_path}: {matched.reason}"]
+
+
+def test_report_of_a_gpu_machine() -> None:
+    from extract_trt.doctor import EngineMatch, render
+
+    engine = EngineMatch("m", "tensorrt", "l4-fp16", "engine-l4-fp16.plan", "sm_89", "TensorRT 10.16.1.11", True, "matches this GPU and TensorRT")
+    text = render(_diagnosis(engines=[engine]))
+    assert "[0] NVIDIA L4 · compute capability 8.9 (sm_89) · 24.0 GiB" in text and "driver supports CUDA 12.4" in text
+    assert "providers that start here: TensorrtExecutionProvider, CUDAExecutionProvider, CPUExecutionProvider" in text
+    assert "ok m: tensorrt l4-fp16 (engine-l4-fp16.plan, sm_89, TensorRT 10.16.1.11)" in text
+    assert text.endswith("nothing to install.")
