@@ -43,7 +43,7 @@ def spark():
 def test_map_in_pandas_adds_the_extraction_to_every_row(spark):
     pages = real_pages(3)
     rows = [(f"https://example.org/{i}", p["html"]) for i, p in enumerate(pages)] + [("https://example.org/empty", "")]
-    df = spark.createDataFrame(rows, "url string, html string").repartition(1)
+    df = spark.createDataFrame(rows, "url string, html string")  # local[1]: one partition, no shuffle
     example = _example()
     out = example.add_extraction(df, url_column="url", output=("text", "markdown")).toPandas()
 
