@@ -8,6 +8,7 @@ can do everything the CLI does.
 import typer
 
 from extract_trt.cli import bench as bench_cli
+from extract_trt.cli import doctor as doctor_cli
 from extract_trt.cli import eval as eval_cli
 from extract_trt.cli import run_job
 from extract_trt.cli.export import export_app
@@ -29,6 +30,7 @@ app.command("train")(train)
 app.command("eval", no_args_is_help=True, epilog=eval_cli.EPILOG)(eval_cli.eval_command)
 app.command("bench", epilog=bench_cli.EPILOG)(bench_cli.bench_command)
 app.add_typer(export_app, name="export")
+app.command("doctor", epilog=doctor_cli.EPILOG)(doctor_cli.doctor_command)
 
 
 @app.command("version")
