@@ -63,6 +63,23 @@ def test_help_is_complete() -> None:
         assert flag in result.stdout
 
 
+def test_piped_help_is_complete_at_any_width() -> None:
+    """Help read through a pipe (not a terminal) keeps every option's whole help text and the examples' lines."""
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""), "COLUMNS": "80"}
+    root = typer.main.get_command(app)
+    for name in ("eval", "bench", "extract", "run-job"):
+        done = subprocess.run([sys.executable, "-c", "from extract_trt.cli import main; main()", name, "--help"],
+                              capture_output=True, text=True, env=env, check=True)  # fmt: skip
+        flat = " ".join(done.stdout.split())
+        assert "╭" not in done.stdout  # no terminal-sized boxes
+        for param in root.commands[name].params:  # type: ignore[attr-defined]
+            if isinstance(param, click.Option) and param.help:
+                assert " ".join(param.help.split()) in flat, (name, param.opts)
+        example = next(line.strip() for line in root.commands[name].epilog.splitlines() if "extract-trt" in line)  # type: ignore[attr-defined]
+        assert any(line.strip() == example for line in done.stdout.splitlines())  # not re-wrapped
+
+
 def test_version() -> None:
     from extract_trt import __version__
 
