@@ -106,6 +106,12 @@ def bench_command(
     from extract_trt.runtime.errors import InputFormatError
     from extract_trt.runtime.io import iter_records
 
+    from extract_trt.cli.extras import BENCH_EXTRA, missing_extra
+
+    missing = missing_extra(BENCH_EXTRA, "eval")
+    if missing is not None:
+        typer.echo(f"extract-trt: error: extract-trt bench: {missing}", err=True)
+        raise typer.Exit(2)
     if fmt not in ("markdown", "text", "html"):
         raise typer.BadParameter("use markdown, text or html", param_hint="--format")
     try:
