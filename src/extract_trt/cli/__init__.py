@@ -7,8 +7,8 @@ can do everything the CLI does.
 
 import sys
 
-import click
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from extract_trt.cli import bench as bench_cli
 from extract_trt.cli import eval as eval_cli
@@ -42,7 +42,7 @@ def version() -> None:
     typer.echo(f"extract-trt {__version__}")
 
 
-def plain_help(command: click.Command) -> click.Command:
+def plain_help(command: TyperCommand | TyperGroup) -> TyperCommand | TyperGroup:
     """``command`` (and its subcommands) with plain-text help: Rich draws help in boxes sized to a terminal
     and, piped or redirected, cuts words at 80 columns; plain help is complete at any width. Epilog
     paragraphs (the examples) keep their line breaks (click's ``\\b`` marker)."""

@@ -36,7 +36,6 @@ labelers run once, on whatever they use (reported all the same).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -46,6 +45,7 @@ from typing import Any
 from extract_trt.eval.cost import DEFAULT_PRICES, Cost, Price, PriceTable, gpu_kind
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import mean_interval, percentile
+from extract_trt.runtime.batch import available_cpus
 from extract_trt.runtime.batch import run as run_batch
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.simplify import simplify
@@ -513,7 +513,7 @@ def format_runs(runs: Sequence[PipelineRun], costs: Sequence[Cost] | None = None
 
 def default_workers() -> int:
     """N for the multi-process run: the CPUs this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return available_cpus()
 
 
 @dataclass(slots=True)
