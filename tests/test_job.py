@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from job_fixtures import broken_shards, data_pages, html_warc, shard_set
+import typer
 from typer.testing import CliRunner
 
 from extract_trt.cli import app
@@ -267,3 +268,16 @@ def test_ray_mode_without_ray_writes_nothing(shards: dict[str, list[str]], tmp_p
     assert not out.exists()  # no directory, no lock file, no manifest left behind
     result = CliRunner().invoke(app, ["run-job", *shards, "-o", str(out), "--labeler", "heuristic", "--ray"])
     assert result.exit_code == 2 and "extract-trt[scale]" in result.output and not out.exists()
+
+
+def test_workers_auto() -> None:
+    from extract_trt.cli.run_job import _workers
+    from extract_trt.runtime.batch import available_cpus
+
+    assert _workers("auto", False, None, None, 1.0, 0.0) == available_cpus()  # local: every CPU here
+    assert _workers("auto", True, None, 8, 2.0, 0.0) == 4  # a local Ray: its CPUs ÷ CPUs per actor
+    assert _workers("auto", True, None, 8, 1.0, 1.0) == 1  # GPU actors
+    assert _workers("5", True, "ray://head:10001", None, 1.0, 0.0) == 5
+    for args in (("auto", True, "ray://head:10001", None, 1.0, 0.0), ("0", False, None, None, 1.0, 0.0)):
+        with pytest.raises(typer.Exit):
+            _workers(*args)
