@@ -248,15 +248,13 @@ def extract(
 def _workers(spec: str, stream: Any, batch_size: Optional[int], provider: Optional[str]) -> tuple[int, Any]:
     """The number of worker processes for ``--workers`` and the stream to read (auto peeks at most
     CPUs × batch records ahead to count the batches; see :func:`extract_trt.runtime.batch.auto_workers`)."""
-    from extract_trt.runtime.batch import CHUNK_PAGES, auto_workers, available_cpus
+    from extract_trt.runtime.batch import CHUNK_PAGES, auto_workers, available_cpus, parse_workers
 
-    if spec.strip().lower() != "auto":
-        try:
-            n = int(spec)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise typer.BadParameter(f"{spec!r}: give a number >= 1 or auto", param_hint="--workers")
+    try:
+        n = parse_workers(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--workers") from None
+    if n is not None:
         return n, stream
     if provider:  # one process holds the model on the accelerator; workers would each load it again
         return 1, stream

@@ -181,15 +181,13 @@ def _workers(
     spec: str, ray: bool, address: Optional[str], ray_cpus: Optional[int], cpus_per_actor: float, gpus_per_actor: float
 ) -> int:
     """``--workers``: a number, or auto (see the option's help)."""
-    from extract_trt.runtime.batch import available_cpus
+    from extract_trt.runtime.batch import available_cpus, parse_workers
 
-    if spec.strip().lower() != "auto":
-        try:
-            n = int(spec)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise fail(f"--workers {spec!r}: give a number >= 1 or auto")
+    try:
+        n = parse_workers(spec)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if n is not None:
         return n
     if not ray:
         return available_cpus()

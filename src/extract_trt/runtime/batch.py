@@ -42,7 +42,7 @@ from extract_trt.runtime.errors import TimeBudgetExceededError, WorkerCrashError
 from extract_trt.runtime.extractor import Extractor, Result
 from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
-__all__ = ["auto_workers", "available_cpus", "default_page_timeout", "extract_records", "run"]
+__all__ = ["auto_workers", "available_cpus", "default_page_timeout", "extract_records", "parse_workers", "run"]
 
 CHUNK_PAGES = 16  # records per message to a worker when no batch_size is given
 _IN_FLIGHT_PER_WORKER = 4
@@ -57,6 +57,23 @@ def available_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def parse_workers(spec: str) -> int | None:
+    """A ``--workers`` value: a number >= 1, or ``None`` for ``auto``.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if spec.strip().lower() == "auto":
+        return None
+    try:
+        n = int(spec)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"--workers {spec!r}: give a number >= 1 or auto")
+    return n
 
 
 def auto_workers(pages: int, chunk: int = CHUNK_PAGES, cpus: int | None = None) -> int:
