@@ -304,6 +304,8 @@ def test_bench_command_prints_stages_and_cost(tmp_path):
     # a 1-worker CPU run is priced as one vCPU on its pages/s
     assert run["cost"]["priced_as"] == "1 vcpu × $0.045/h"
     assert run["dollars_per_million"] == pytest.approx(0.045 / (run["pages_per_s"] * 3600) * 1e6)
+    # and on the CPU time it used: what a machine busy with this work only would cost
+    assert run["dollars_per_million_cpu_time"] == pytest.approx(0.045 / (run["pages_per_core_s"] * 3600) * 1e6)
     assert len(run["repeat_pages_per_s"]) == 2 and run["pages_per_s_low"] <= run["pages_per_s"] <= run["pages_per_s_high"]
     # --price-per-hour prices this machine only: the roofline's GPUs keep their own prices
     machine = CliRunner().invoke(app, ["bench", "-l", "heuristic", "-w", "1", "--repeats", "1", "--price-per-hour", "7",

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from extract_trt.eval.cost import DEFAULT_PRICES, Cost, Price, PriceTable, gpu_kind
+from extract_trt.eval.cost import DEFAULT_PRICES, Cost, Price, PriceTable, cost_per_million, gpu_kind
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import mean_interval, percentile
 from extract_trt.runtime.batch import available_cpus
@@ -456,18 +456,29 @@ def run_cost(run: PipelineRun, prices: PriceTable = DEFAULT_PRICES, machine: Pri
     return Cost(((prices.vcpu, run.workers),), run.pages_per_s)
 
 
+def cpu_time_cost(run: PipelineRun, prices: PriceTable = DEFAULT_PRICES) -> float | None:
+    """$/M pages of a CPU run priced on the CPU time it used: the vCPU price ÷ pages per CPU-second. What
+    the run costs where its cores do nothing else (a dedicated, saturated machine); on a shared machine
+    the wall-clock figure also pays for the time other work took. ``None`` for a GPU run."""
+    if run.on_gpu or not run.pages_per_core_s:
+        return None
+    return cost_per_million(run.pages_per_core_s, prices.vcpu.per_hour)
+
+
 def _rate_cell(run: PipelineRun) -> str:
     interval = run.pages_per_s_interval
     pps = run.pages_per_s or 0.0
     return f"{pps:.1f} ± {(interval[1] - interval[0]) / 2:.1f}" if interval else f"{pps:.1f}"
 
 
-def format_runs(runs: Sequence[PipelineRun], costs: Sequence[Cost] | None = None) -> str:
+def format_runs(
+    runs: Sequence[PipelineRun], costs: Sequence[Cost] | None = None, prices: PriceTable = DEFAULT_PRICES
+) -> str:
     """Plain-text tables: one line per run, start-up lines, the per-stage breakdown of each run, warnings."""
-    costs = list(costs) if costs is not None else [run_cost(r) for r in runs]
+    costs = list(costs) if costs is not None else [run_cost(r, prices) for r in runs]
     lines = [
         f"{'labeler':<18} {'provider used':<26} {'workers':>7} {'pages':>9} {'pages/s (95 %)':>15} {'p/s/core':>8} "
-        f"{'p50 ms':>7} {'p95 ms':>7} {'peak RSS':>9} {'$/M pages':>10}  priced as"
+        f"{'p50 ms':>7} {'p95 ms':>7} {'peak RSS':>9} {'$/M pages':>10} {'$/M CPU-s':>10}  priced as"
     ]
     for run, cost in zip(runs, costs):
         used = ",".join(p.removesuffix("ExecutionProvider") for p in run.providers_used) if run.providers_used else "- (no ORT session)"
@@ -476,8 +487,9 @@ def format_runs(runs: Sequence[PipelineRun], costs: Sequence[Cost] | None = None
         if run.skipped:
             lines.append(f"{run.labeler:<18} {used:<26} {run.workers:>7} skipped: {run.skipped}")
             continue
-        dollars = cost.dollars_per_million
+        dollars, busy = cost.dollars_per_million, cpu_time_cost(run, prices)
         cell = f"{dollars:10.2f}" if dollars is not None else f"{'-':>10}"
+        cell += f" {busy:10.2f}" if busy is not None else f" {'-':>10}"
         lines.append(
             f"{run.labeler:<18} {used:<26} {run.workers:>7} {f'{run.pages_per_repeat}×{run.repeats}':>9} "
             f"{_rate_cell(run):>15} {run.pages_per_core_s or 0:8.1f} "
@@ -536,11 +548,13 @@ class BenchReport:
             f"machine: {env.get('cpus')} CPUs available; GPU: {env.get('gpu') or 'none found'}; onnxruntime "
             f"{env.get('onnxruntime')} providers available: {', '.join(env.get('providers', []))}",
             "",
-            format_runs(self.runs, self.costs()),
+            format_runs(self.runs, self.costs(), self.prices),
             "",
             "pages: pages per repeat × repeats (warm-up and cool-down not counted); pages/s: mean over the repeats "
             "± half its 95 % interval; p/s/core: measured pages per CPU-second of all processes.",
-            "$/M pages = Σ units × $/unit-hour / (pages/s × 3600) × 10⁶; a worker = one vCPU; prices used:",
+            "$/M pages = Σ units × $/unit-hour / (pages/s × 3600) × 10⁶; a worker = one vCPU. $/M CPU-s: CPU runs "
+            "priced on the CPU time used (vCPU $/h ÷ p/s/core): what a machine busy with this work only would cost, "
+            "where the wall-clock figure also pays for other load on this one. Prices used:",
             *(f"  {p.name} ${p.per_hour:g}/h: {p.source}" for p in used.values()),
         ]
         if self.roofline is not None:
@@ -554,6 +568,7 @@ class BenchReport:
             if not run.skipped:
                 row["cost"] = cost.as_json()
                 row["dollars_per_million"] = cost.dollars_per_million
+                row["dollars_per_million_cpu_time"] = cpu_time_cost(run, self.prices)
             out["runs"].append(row)
         if self.roofline is not None:
             out["roofline"] = self.roofline.to_json()
