@@ -364,8 +364,6 @@ def bench_pipeline(
         except Exception as exc:  # e.g. a labeler that cannot be pickled to worker processes
             run.skipped = f"{type(exc).__name__}: {exc}"
             return run
-    if warm == 0:
-        cpu_start = 0.0
     run.wall_seconds = marks[-1] - t0
     run.measured_seconds = marks[-1] - marks[0]
     run.repeat_rates = [run.pages_per_repeat / (b - a) for a, b in zip(marks, marks[1:]) if b > a]
