@@ -23,6 +23,7 @@ reports:
   CPU of the workers is not counted; robust to other load on the machine);
 * $/M pages (:mod:`extract_trt.eval.cost`): ``N`` vCPUs for ``N`` workers, one GPU of the machine's kind plus
   the workers' vCPUs for a run on a GPU, or the whole machine at ``--price-per-hour``; each row names them;
+  CPU runs also priced on the CPU time they used (:func:`cpu_time_cost`);
 * peak RSS of the process tree, sampled every 20 ms with psutil;
 * the ONNX Runtime providers the labeler's sessions actually use: every ``onnxruntime.InferenceSession``
   found among the labeler's attributes (two levels deep) is asked ``get_providers()``. When a provider was
