@@ -44,16 +44,27 @@ def default_labeler(favor: str = "balanced") -> Labeler:
 
 
 LABELER_NAMES = ("default", "block-model", "block-model-precision", "block-model-recall", "heuristic", "annotation")
+DEFAULT_CASCADE_BUDGET = 0.2  # share of pages a `cascade:BIG` spec sends to BIG when it names no budget
+
+
+def cascade_spec(big: str, budget: float | None = None) -> str:
+    """The :func:`get_labeler` spec of a cascade from the default labeler to ``big`` with ``budget``
+    (a share of pages): ``cascade@0.2:BIG``. A spec (not an object) so worker processes can build it."""
+    return f"cascade{'' if budget is None else f'@{budget:g}'}:{big}"
 
 
 def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
-    """A labeler by name (:data:`LABELER_NAMES`) or by the path of a model directory.
+    """A labeler by name (:data:`LABELER_NAMES`), by the path of a model directory, or a cascade
+    ``cascade[@BUDGET]:BIG`` (the default labeler on every page, BIG — a name or directory — on the
+    ``BUDGET`` share of pages it is least sure of; :class:`~extract_trt.runtime.labelers.cascade.CascadeLabeler`).
 
     ``session`` (execution providers, CPU fallback, threads) applies to exported encoder directories
     (``extract-trt.json``). Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
     """
     from pathlib import Path
 
+    if spec.startswith("cascade:") or spec.startswith("cascade@"):
+        return _cascade(spec, session)
     if spec in ("default", "block-model"):
         return default_labeler()
     if spec in ("block-model-precision", "block-model-recall"):  # the shipped model's other thresholds
@@ -85,3 +96,18 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
 
         return BlockModelLabeler(spec)
     raise LabelerError(f"unknown labeler {spec!r}: use one of {', '.join(LABELER_NAMES)} or a model directory")
+
+
+def _cascade(spec: str, session: SessionConfig | None) -> Labeler:
+    from extract_trt.runtime.labelers.cascade import CascadeLabeler
+
+    head, sep, big = spec.partition(":")
+    if not sep or not big:
+        raise LabelerError(f"a cascade spec is cascade[@BUDGET]:BIG, got {spec!r}")
+    budget = DEFAULT_CASCADE_BUDGET
+    if head != "cascade":
+        try:
+            budget = float(head.removeprefix("cascade@"))
+        except ValueError:
+            raise LabelerError(f"the budget of {spec!r} is not a number (cascade@0.2:BIG)") from None
+    return CascadeLabeler(default_labeler(), get_labeler(big, session), budget=budget)
