@@ -1,0 +1,158 @@
+"""The cascade labeler and its page uncertainty, on real wcxb-dev pages with a tiny real exported encoder
+as the big model; the routing evaluation (oracle teacher, curve) on real pages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from extract_trt.eval.datasets import record_from_json
+from extract_trt.eval.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
+from extract_trt.runtime.errors import LabelerError
+from extract_trt.runtime.extractor import Extractor
+from extract_trt.runtime.labelers import get_labeler
+from extract_trt.runtime.labelers.block_model import BlockModelLabeler
+from extract_trt.runtime.labelers.cascade import CascadeLabeler, block_words, page_uncertainty
+from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
+from extract_trt.runtime.simplify import MINERU_V11_WITH_HIDDEN, simplify
+from extract_trt.runtime.types import Labels
+
+import encoder_fixtures as fx
+
+WCXB = fx.DATA / "wcxb-dev.jsonl.gz"
+pytestmark = pytest.mark.skipif(not WCXB.exists(), reason="shared data not mounted")
+N_PAGES = 12
+
+
+@lru_cache(maxsize=None)
+def wcxb_records() -> tuple[dict, ...]:
+    with gzip.open(WCXB, "rt", encoding="utf-8") as fh:
+        return tuple(json.loads(line) for line, _ in zip(fh, range(N_PAGES)))
+
+
+def inputs() -> list[dict]:
+    return [{"id": r["id"], "url": r["url"], "html": r["html"]} for r in wcxb_records()]
+
+
+@lru_cache(maxsize=None)
+def tiny_encoder():
+    pytest.importorskip("optimum.exporters.onnx", reason="needs the export extra")
+    return get_labeler(str(fx.exported("bert")))
+
+
+class FailsOnLongPages:
+    """The tiny encoder, failing (as a model out of memory would) on every batch holding a page of more
+    than ``max_blocks`` blocks, and answering a wrong label count on pages of exactly ``bad_count`` blocks."""
+
+    def __init__(self, inner, max_blocks: int, bad_count: int = -1) -> None:
+        self.inner, self.max_blocks, self.bad_count = inner, max_blocks, bad_count
+        self.name = inner.name
+
+    def label(self, pages):
+        if any(len(p) > self.max_blocks for p in pages):
+            raise LabelerError(f"a page over {self.max_blocks} blocks")
+        out = self.inner.label(pages)
+        return [Labels(lab.main[:-1], lab.labeler) if len(p) == self.bad_count else lab for p, lab in zip(pages, out)]
+
+
+def test_uncertainty_is_zero_when_sure_and_grows_with_doubtful_words():
+    page = simplify(wcxb_records()[0]["html"], profile=MINERU_V11_WITH_HIDDEN)
+    words = block_words(page)
+    n = len(page)
+    sure = Labels(main=words > 20, labeler="t", probability=(words > 20).astype(np.float32))
+    assert page_uncertainty(page, sure) == 0.0
+    half = Labels(main=np.ones(n, bool), labeler="t", probability=np.full(n, 0.5, np.float32))
+    assert page_uncertainty(page, half) == pytest.approx(1 / 3)  # E[TP]=E[FP]=W/2, E[FN]=0
+    # one doubtful block: the longer it is, the more uncertain the page
+    longest, shortest = int(np.argmax(words)), int(np.argmin(np.where(words > 0, words, np.inf)))
+    scores = []
+    for doubtful in (shortest, longest):
+        p = np.where(words > 20, 0.99, 0.01).astype(np.float32)
+        p[doubtful] = 0.5
+        scores.append(page_uncertainty(page, Labels(main=p >= 0.25, labeler="t", probability=p)))
+    assert 0 < scores[0] < scores[1]
+    with pytest.raises(LabelerError, match="no block probabilities"):
+        page_uncertainty(page, Labels(main=sure.main, labeler="heuristic"))
+
+
+def test_cascade_routes_the_budget_share_of_most_uncertain_pages_to_the_encoder():
+    small = BlockModelLabeler()
+    cascade = CascadeLabeler(small, tiny_encoder(), budget=0.25)
+    results = list(Extractor(cascade, output="text").extract_many(inputs()))
+    assert [r.id for r in results] == [r["id"] for r in wcxb_records()]
+    assert all(r.error is None for r in results)
+    by_big = [r for r in results if r.labeler == "encoder-bert"]
+    assert len(by_big) == N_PAGES // 4 and cascade.routed == N_PAGES // 4 and cascade.seen == N_PAGES
+    assert {r.labeler for r in results} == {"encoder-bert", "block-model"}
+    # the routed pages are the most uncertain ones under the small model
+    pages = [simplify(r["html"], profile=small.simplify_profile) for r in wcxb_records()]
+    scores = cascade.uncertainties(pages, small.label(pages))
+    routed = {i for i, r in enumerate(results) if r.labeler == "encoder-bert"}
+    assert min(scores[i] for i in routed) >= max(scores[i] for i in range(N_PAGES) if i not in routed)
+    # the small-model pages are exactly what the small model alone gives
+    alone = list(Extractor(small, output="text").extract_many(inputs()))
+    assert all(a.text == r.text for a, r in zip(alone, results) if r.labeler == "block-model")
+
+
+def test_budget_carries_over_calls_and_threshold_routes_by_score():
+    cascade = CascadeLabeler(BlockModelLabeler(), tiny_encoder(), budget=0.1, pages_per_call=3)
+    list(Extractor(cascade, output="text").extract_many(inputs()))
+    assert cascade.routed == 1  # 12 pages × 0.1 = 1.2: one page over four calls of three, not zero per call
+    everything = CascadeLabeler(BlockModelLabeler(), tiny_encoder(), threshold=0.0)
+    nothing = CascadeLabeler(BlockModelLabeler(), tiny_encoder(), threshold=2.0)
+    for cascade in (everything, nothing):
+        list(Extractor(cascade, output="text").extract_many(inputs()))
+    assert (everything.routed, nothing.routed) == (N_PAGES, 0)
+
+
+def test_big_failures_fall_back_to_small_labels_flagged_one_record_per_input():
+    small = BlockModelLabeler()
+    pages = [simplify(r["html"], profile=small.simplify_profile) for r in wcxb_records()]
+    sizes = sorted(len(p) for p in pages)
+    big = FailsOnLongPages(tiny_encoder(), max_blocks=sizes[N_PAGES // 2], bad_count=sizes[0])
+    cascade = CascadeLabeler(small, big, budget=1.0)
+    results = list(Extractor(cascade, output="text").extract_many(inputs()))
+    assert [r.id for r in results] == [r["id"] for r in wcxb_records()]
+    assert all(r.error is None and r.text for r in results)
+    fallen = [r for r in results if r.labeler == "block-model (fallback)"]
+    too_long = sum(s > sizes[N_PAGES // 2] for s in sizes)
+    assert len(fallen) == cascade.big_failures == too_long + sizes.count(sizes[0])
+    assert sum(r.labeler == "encoder-bert" for r in results) == N_PAGES - len(fallen)
+
+
+def test_cascade_spec_and_errors():
+    cascade = get_labeler("cascade@0.3:heuristic")
+    assert isinstance(cascade, CascadeLabeler) and cascade.budget == 0.3 and cascade.big.name == "heuristic"
+    assert get_labeler("cascade:heuristic").budget == 0.2
+    for bad in ("cascade@x:heuristic", "cascade@0.3"):
+        with pytest.raises(LabelerError):
+            get_labeler(bad)
+    with pytest.raises(LabelerError, match="exactly one"):
+        CascadeLabeler(BlockModelLabeler(), HeuristicLabeler(), budget=0.1, threshold=0.2)
+    with pytest.raises(LabelerError, match="between 0 and 1"):
+        CascadeLabeler(BlockModelLabeler(), HeuristicLabeler(), budget=1.5)
+
+
+def test_oracle_routing_rows_and_curve_on_real_pages():
+    records = [record_from_json(r) for r in wcxb_records()]
+    rows = list(route_pages(records))
+    assert len(rows) == N_PAGES
+    assert np.mean([r.oracle_word_f1 for r in rows]) > np.mean([r.small_word_f1 for r in rows])
+    assert np.mean([r.oracle_word_f1 for r in rows]) > 0.9  # labels aligned from the ground truth
+    curve = routing_curve(rows, budgets=(0.0, 0.5, 1.0))
+    assert curve[0]["word_f1_uncertainty"] == pytest.approx(np.mean([r.small_word_f1 for r in rows]), abs=1e-4)
+    assert curve[-1]["word_f1_random"] == pytest.approx(np.mean([r.oracle_word_f1 for r in rows]), abs=1e-4)
+    assert curve[-1]["word_f1_gain_uncertainty"] == 1.0
+    assert set(ranking_report(rows)["uncertainty"]) == {"spearman", "loss_in_top_10", "loss_in_top_20", "loss_in_top_30"}
+    page = simplify(records[0].html, profile=MINERU_V11_WITH_HIDDEN)
+    assert oracle_labels(page, records[0].groundtruth).main.any()
+
+
+def test_spearman():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 1, 2], [5, 5, 5]) == 0.0
