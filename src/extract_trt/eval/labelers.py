@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.labelers import Labeler, get_labeler
+from extract_trt.runtime.labelers import Labeler, get_labeler, is_cascade_spec
 
 __all__ = ["EXPORT_MANIFEST", "ProviderChoiceError", "import_object", "make_labeler", "takes_provider"]
 
@@ -39,11 +39,7 @@ def import_object(spec: str) -> Any:
 
 
 def _is_import_spec(spec: str) -> bool:
-    return ":" in spec and not Path(spec).exists() and not _is_cascade(spec)
-
-
-def _is_cascade(spec: str) -> bool:
-    return spec.startswith(("cascade:", "cascade@"))
+    return ":" in spec and not Path(spec).exists() and not is_cascade_spec(spec)
 
 
 def takes_provider(spec: str) -> bool:
@@ -54,7 +50,7 @@ def takes_provider(spec: str) -> bool:
 def make_labeler(spec: str, provider: str | None = None) -> Labeler:
     """Build the labeler named by ``spec`` (module doc); ``provider`` e.g. ``CUDAExecutionProvider``."""
     if provider is not None:
-        if _is_cascade(spec):  # the provider is the big model's
+        if is_cascade_spec(spec):  # the provider is the big model's
             from extract_trt.runtime.session import SessionConfig
 
             return get_labeler(spec, SessionConfig(providers=[provider], allow_cpu_fallback=True))

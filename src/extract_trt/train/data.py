@@ -54,6 +54,11 @@ class Example:
     features: BlockFeatures
     labels: np.ndarray  # int8 [n_blocks]
     weights: np.ndarray  # float32 [n_blocks]; 0 where the label is IGNORE
+    targets: np.ndarray | None = None  # float32 [n_blocks] soft targets (a teacher's p(main)); None: labels == 1
+
+    def target(self) -> np.ndarray:
+        """What the loss pulls p(main) towards: the soft targets, else 1.0 for main and 0.0 for other."""
+        return self.targets if self.targets is not None else (self.labels == 1).astype(np.float32)
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict]:

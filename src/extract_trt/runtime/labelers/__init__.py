@@ -47,10 +47,18 @@ LABELER_NAMES = ("default", "block-model", "block-model-precision", "block-model
 DEFAULT_CASCADE_BUDGET = 0.2  # share of pages a `cascade:BIG` spec sends to BIG when it names no budget
 
 
-def cascade_spec(big: str, budget: float | None = None) -> str:
-    """The :func:`get_labeler` spec of a cascade from the default labeler to ``big`` with ``budget``
-    (a share of pages): ``cascade@0.2:BIG``. A spec (not an object) so worker processes can build it."""
-    return f"cascade{'' if budget is None else f'@{budget:g}'}:{big}"
+def is_cascade_spec(spec: str) -> bool:
+    """Whether ``spec`` names a cascade (``cascade:BIG`` or ``cascade@BUDGET:BIG``)."""
+    return spec.startswith(("cascade:", "cascade@"))
+
+
+def with_budget(spec: str, budget: float) -> str:
+    """The cascade ``spec`` with its budget set to ``budget`` (``--budget`` of the CLI); a spec, not an
+    object, so that worker processes and Ray actors can build it. Raises :class:`LabelerError` for a spec
+    that is not a cascade."""
+    if not is_cascade_spec(spec):
+        raise LabelerError(f"a budget is for a cascade labeler (cascade:BIG), not {spec!r}")
+    return f"cascade@{budget:g}:{spec.partition(':')[2]}"
 
 
 def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
@@ -63,7 +71,7 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
     """
     from pathlib import Path
 
-    if spec.startswith("cascade:") or spec.startswith("cascade@"):
+    if is_cascade_spec(spec):
         return _cascade(spec, session)
     if spec in ("default", "block-model"):
         return default_labeler()
