@@ -3,14 +3,14 @@
 ``extract-trt train --teacher T --pages P`` runs :func:`teacher_examples` (the teacher pass) and then the
 built-in recipe (:func:`~extract_trt.train.trainer.train_block_model`) on those examples, optionally with
 the human-labelled shared sets (``--mix``). The pages are split by domain as the shared sets are
-(:func:`~extract_trt.train.data.split_of`): training domains are learned, tune domains choose the
+(:func:`~extract_trt.train.data.split_of`; a page without a URL by its id): training domains are learned, tune domains choose the
 thresholds (against the teacher's labels), validation domains are left out (kept for an honest check).
 
 Teachers (:func:`make_teacher`):
 
 * a **labeler**: a model directory (exported encoder or decoder, TensorRT engine, another block model), a
   labeler name, ``cascade[@BUDGET]:BIG``, or ``module:attr``. When it reads the student's block scheme
-  (every labeler that names no simplifier profile of its own: encoders, engines, block models) it labels
+  (the reference's v1.1 scheme or the student's: encoders, engines, block models, v1.1 decoders) it labels
   the student's blocks directly, and its p(main) (an encoder's softmax, a decoder's main/other logits)
   become **soft targets**. A labeler on another block scheme (a Dripper decoder: v1.0 blocks) extracts the
   page and its text is aligned to the student's blocks, as a peer's is;
@@ -41,10 +41,10 @@ from extract_trt.runtime.errors import ExtractError
 from extract_trt.runtime.extractor import Extractor
 from extract_trt.runtime.features import WORDS, page_features
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.simplify import MINERU_V11, simplify
 from extract_trt.runtime.types import PageBlocks
 from extract_trt.train.align import IGNORE, align_labels
-from extract_trt.train.data import SIMPLIFIER, Example, domain, split_of
+from extract_trt.train.data import SIMPLIFIER, Example, domain, split_of_name
 
 if TYPE_CHECKING:
     from extract_trt.train.trainer import TrainConfig
@@ -53,6 +53,9 @@ __all__ = ["CACHE_FILE", "TEACHER_DATASET", "TeacherError", "TeacherLabels", "di
 
 CACHE_FILE = "teacher-labels.jsonl"
 TEACHER_FILE = "teacher.json"
+# the block schemes a teacher can label the student's blocks in: the student's own, and the reference's (the
+# same rules; the student's also keeps the elements the reference drops as invisible)
+_STUDENT_SCHEME = (SIMPLIFIER.name, MINERU_V11.name)
 TEACHER_DATASET = "teacher"  # Example.dataset of teacher-labelled pages (TrainConfig.primary for a student)
 
 
@@ -69,7 +72,8 @@ class TeacherLabels:
 
 
 class Teacher(Protocol):
-    name: str
+    name: str  # what it is (the model's or the peer's name and version)
+    spec: str  # how it was asked for (names the cache's owner)
     batch: int
 
     def label(self, records: Sequence[dict], pages: Sequence[PageBlocks]) -> list[TeacherLabels]: ...
@@ -84,10 +88,11 @@ class LabelerTeacher:
     """A labeler as teacher: on the student's blocks with soft targets, or through its text (module doc)."""
 
     def __init__(self, labeler: Labeler, spec: str) -> None:
-        self.labeler, self.name = labeler, spec
+        self.labeler, self.spec = labeler, spec
+        self.name = getattr(labeler, "name", spec)
         self.batch = getattr(labeler, "pages_per_call", PAGES_PER_CALL)
         profile = getattr(labeler, "simplify_profile", None)
-        self.by_text = profile is not None and profile.name != SIMPLIFIER.name
+        self.by_text = profile is not None and profile.name not in _STUDENT_SCHEME
         self._extractor = Extractor(labeler, output="text", time_budget=None) if self.by_text else None
 
     def label(self, records: Sequence[dict], pages: Sequence[PageBlocks]) -> list[TeacherLabels]:
@@ -111,8 +116,8 @@ class TextTeacher:
 
     batch = 1
 
-    def __init__(self, name: str, text_of: Callable[[dict, str], str | None]) -> None:
-        self.name, self.text_of = name, text_of
+    def __init__(self, spec: str, name: str, text_of: Callable[[dict, str], str | None]) -> None:
+        self.spec, self.name, self.text_of = spec, name, text_of
 
     def label(self, records: Sequence[dict], pages: Sequence[PageBlocks]) -> list[TeacherLabels]:
         out = []
@@ -132,7 +137,7 @@ def make_teacher(spec: str) -> Teacher:
         from extract_trt.eval.datasets import read_dataset
 
         truth = {r.id: r.groundtruth for r in read_dataset(spec.removeprefix("oracle:")) if r.has_text_groundtruth}
-        return TextTeacher(spec, lambda record, html: truth.get(str(record.get("id"))))
+        return TextTeacher(spec, "ground truth", lambda record, html: truth.get(str(record.get("id"))))
     if is_peer(spec):
         from extract_trt.eval.datasets import EvalRecord
 
@@ -141,6 +146,7 @@ def make_teacher(spec: str) -> Teacher:
         except PeerUnavailable as exc:
             raise TeacherError(str(exc)) from exc
         return TextTeacher(
+            spec,
             f"{peer.name} {peer.version}",
             lambda record, html: peer.extract(EvalRecord(id=str(record.get("id")), html=html, url=record.get("url")), "text"),
         )
@@ -208,8 +214,9 @@ def _example(record: dict, page: PageBlocks, labels: TeacherLabels) -> Example:
     hard = np.where(words > 0, labels.labels, IGNORE).astype(np.int8)
     weights = np.where(hard == IGNORE, 0.0, 1.0 + np.log1p(words)).astype(np.float32)
     soft = None if labels.soft is None else np.clip(labels.soft, 0.0, 1.0).astype(np.float32)
-    url = record.get("url") or ""
-    return Example(id=str(record.get("id")), dataset=TEACHER_DATASET, domain=domain(url), split=split_of(url),
+    # by domain, as the shared sets; a page without a URL (a local file) by its id
+    group = domain(record.get("url") or "") or str(record.get("id"))
+    return Example(id=str(record.get("id")), dataset=TEACHER_DATASET, domain=group, split=split_of_name(group),
                    page_type="unknown", features=features, labels=hard, weights=weights, targets=soft)  # fmt: skip
 
 
@@ -222,7 +229,7 @@ def teacher_examples(
 ) -> TeacherPass:
     """Label ``records`` (as :func:`~extract_trt.runtime.io.iter_records` yields them) with ``teacher``,
     through the cache; ``on_page(failed)`` after each page (a progress bar)."""
-    cache = _Cache(Path(cache_dir), teacher.name)
+    cache = _Cache(Path(cache_dir), teacher.spec)
     done = TeacherPass(examples=[])
     batch: list[tuple[dict, PageBlocks, str]] = []
 
