@@ -156,3 +156,24 @@ def test_spearman():
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert spearman([1, 1, 2], [5, 5, 5]) == 0.0
+
+
+def test_decoder_as_big_takes_the_small_labels_as_drafts():
+    pytest.importorskip("optimum.exporters.onnx", reason="needs the export extra")
+    import decoder_fixtures
+    from extract_trt.runtime.labelers.decoder import DecoderLabeler
+
+    model_dir = decoder_fixtures.exported(1, "dripper-v1", 4096)
+    big = DecoderLabeler.from_model_dir(model_dir)
+    cascade = CascadeLabeler(BlockModelLabeler(), big, budget=1.0)
+    assert big.draft_labeler is cascade._drafts and cascade.simplify_profile is big.simplify_profile
+    with gzip.open(fx.DATA / "readability-pages.jsonl.gz", "rt", encoding="utf-8") as fh:
+        records = [json.loads(line) for line, _ in zip(fh, range(3))]
+    pages = [simplify(r["html"], profile=cascade.simplify_profile) for r in records]
+    got = cascade.label(pages)
+    # speculative decoding is exact: the same labels as the decoder drafting with its own block model
+    alone = DecoderLabeler.from_model_dir(model_dir, draft_labeler=BlockModelLabeler()).label(pages)
+    # (a page over the tiny decoder's context is labelled by its own fallback, the block model, in both)
+    assert [g.labeler for g in got] == [a.labeler for a in alone] and big.name in [g.labeler for g in got]
+    assert all((g.main == a.main).all() for g, a in zip(got, alone))
+    assert cascade._drafts.known == {}  # the drafts of one call are not kept

@@ -11,6 +11,8 @@ A cascade's output on a page is one of the two, so the quality at any budget fol
   whole set: what a ``threshold`` cascade calibrated to that share does; a ``budget`` cascade ranks within
   windows of 64 pages);
 * **random routing**: a random share of pages, averaged over :data:`RANDOM_DRAWS` draws;
+* **perfect routing**: the pages where the oracle gains most (a router that knew the real scores; it
+  routes no page the oracle would make worse): the ceiling of any uncertainty score;
 * **gain captured**: (F1 at the budget − F1 at 0) / (F1 of the oracle everywhere − F1 at 0).
 
 The ranking report: Spearman correlation of each score with the page's real word-F1 loss (1 − word F1
@@ -177,8 +179,10 @@ def routing_curve(rows: Sequence[PageRouting], budgets: Sequence[float] = BUDGET
             base, full = float(small[metric].mean()), float(oracle[metric].mean())
             routed = base + float(gain[_top(scores, budget)].sum()) / len(rows)
             random = base + float(np.mean([gain[d[:k]].sum() for d in draws])) / len(rows)
+            best = base + float(np.sort(gain)[::-1][:k].clip(min=0).sum()) / len(rows)  # a router that knows
             point[f"{metric}_uncertainty"] = round(routed, 4)
             point[f"{metric}_random"] = round(random, 4)
+            point[f"{metric}_perfect"] = round(best, 4)
             point[f"{metric}_gain_uncertainty"] = round((routed - base) / (full - base), 4) if full != base else 0.0
             point[f"{metric}_gain_random"] = round((random - base) / (full - base), 4) if full != base else 0.0
         curve.append(point)
@@ -191,12 +195,12 @@ def _markdown(ranking: dict, curve: list[dict], n_pages: int) -> str:
     for name, r in ranking.items():
         lines.append(f"| {name} | {r['spearman']:.3f} | {r['loss_in_top_10']:.1%} | {r['loss_in_top_20']:.1%} | "
                      f"{r['loss_in_top_30']:.1%} |")  # fmt: skip
-    lines += ["", "| pages routed | word F1 (uncertainty) | word F1 (random) | gain captured (uncertainty / random) | "
-              "ROUGE-5 (uncertainty) | ROUGE-5 (random) | ROUGE-5 gain (uncertainty / random) |",
-              "|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines += ["", "| pages routed | word F1 (uncertainty) | word F1 (random) | word F1 (perfect) | gain captured "
+              "(uncertainty / random) | ROUGE-5 (uncertainty) | ROUGE-5 (random) | ROUGE-5 gain (uncertainty / random) |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for p in curve:
         lines.append(
-            f"| {p['budget']:.0%} | {p['word_f1_uncertainty']:.4f} | {p['word_f1_random']:.4f} | "
+            f"| {p['budget']:.0%} | {p['word_f1_uncertainty']:.4f} | {p['word_f1_random']:.4f} | {p['word_f1_perfect']:.4f} | "
             f"{p['word_f1_gain_uncertainty']:.0%} / {p['word_f1_gain_random']:.0%} | {p['rouge5_uncertainty']:.4f} | "
             f"{p['rouge5_random']:.4f} | {p['rouge5_gain_uncertainty']:.0%} / {p['rouge5_gain_random']:.0%} |"
         )
@@ -213,6 +217,7 @@ def _chart(curve: list[dict], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(x, [p["word_f1_uncertainty"] for p in curve], "o-", label="routed by page uncertainty")
     ax.plot(x, [p["word_f1_random"] for p in curve], "s--", label="routed at random")
+    ax.plot(x, [p["word_f1_perfect"] for p in curve], ":", color="grey", label="perfect routing (knows the scores)")
     ax.set_xlabel("pages routed to the teacher (%)")
     ax.set_ylabel("word F1 (wcxb-dev validation)")
     ax.set_title("Cascade: built-in model + oracle teacher")
@@ -229,9 +234,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--ids", type=Path, help="page ids to score (e.g. the shipped model's validation ids)")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--rows", type=Path, help="recompute the report from a pages.json of an earlier run")
     args = parser.parse_args(argv)
-    records = read_dataset(args.dataset, ids=read_ids(args.ids) if args.ids else None, limit=args.limit)
-    rows = list(route_pages(records))
+    if args.rows is not None:
+        rows = [PageRouting(**r) for r in json.loads(args.rows.read_text())]
+    else:
+        records = read_dataset(args.dataset, ids=read_ids(args.ids) if args.ids else None, limit=args.limit)
+        rows = list(route_pages(records))
     args.out.mkdir(parents=True, exist_ok=True)
     ranking, curve = ranking_report(rows), routing_curve(rows)
     (args.out / "pages.json").write_text(json.dumps([asdict(r) for r in rows], indent=0) + "\n")
