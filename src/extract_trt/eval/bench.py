@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from extract_trt.eval.cost import Price, cost_per_million, resolve_price
+from extract_trt.eval.cost import (
+    CASCADE_BUDGETS, Price, Throughput, cascade_costs, cost_per_million, resolve_price, resolve_throughput,
+)  # fmt: skip
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import percentile
 from extract_trt.runtime.batch import run as run_batch
@@ -395,6 +397,33 @@ class BenchReport:
     price: Price | None = None
     roofline: Any = None  # extract_trt.eval.roofline.RooflineReport
     environment: dict[str, Any] = field(default_factory=dict)
+    cascades: list[tuple[Throughput, list[dict[str, float]]]] = field(default_factory=list)
+
+    def add_cascades(self, bigs: Sequence[str]) -> None:
+        """$/M pages of a cascade from the default labeler to each of ``bigs`` at :data:`CASCADE_BUDGETS`: a
+        labeler benched here on a GPU (its measured pages/s, priced as an L4 unless a price was given), a
+        published figure (:data:`PUBLISHED_THROUGHPUT`) or ``PAGES_PER_S@PRICE``. The small model's cost is
+        the default labeler's measured pages per CPU-second (a single-worker run of it must be in the bench)."""
+        small = next((r for r in self.runs if r.labeler == "default" and not r.skipped and r.pages_per_core_s), None)
+        if small is None:
+            raise ValueError("cascade costs need a run of the default labeler in the bench (--labeler default)")
+        for spec in bigs:
+            gpu = next((r for r in self.runs if r.labeler == spec and r.on_gpu and r.pages_per_s), None)
+            if gpu is not None:
+                p = self.price or resolve_price("l4")
+                big = Throughput(spec, gpu.pages_per_s, p, f"measured here on {gpu.providers_used[0]}, {gpu.workers} worker(s)")
+            else:
+                big = resolve_throughput(spec)
+            self.cascades.append((big, cascade_costs(small.pages_per_core_s, big)))
+
+    def _cascade_text(self) -> list[str]:
+        lines = []
+        for big, rows in self.cascades:
+            lines += ["", f"cascade: default labeler on every page, {big.name} on the routed share "
+                      f"({big.pages_per_s:g} pages/s at ${big.price.per_hour:g}/h, {big.source})",
+                      f"  {'routed':>6} {'$/M small':>10} {'$/M big':>10} {'$/M total':>10}"]  # fmt: skip
+            lines += [f"  {r['budget']:6.0%} {r['small']:10.2f} {r['big']:10.2f} {r['total']:10.2f}" for r in rows]
+        return lines
 
     def to_text(self) -> str:
         env = self.environment
@@ -408,6 +437,7 @@ class BenchReport:
             "$/M pages = $/h / (pages/s × 3600) × 10⁶: with --price-per-hour on pages/s; otherwise GPU runs as an "
             "L4 ($0.39/h) and CPU runs per core-second used (cpu-core $0.045/h on p/s/core).",
         ]
+        lines += self._cascade_text()
         if self.roofline is not None:
             lines += ["", self.roofline.to_text()]
         return "\n".join(lines)
@@ -420,6 +450,9 @@ class BenchReport:
                 p, dollars = run_cost(run, self.price)
                 row.update(price=p.name, price_per_hour=p.per_hour, dollars_per_million=dollars)
             out["runs"].append(row)
+        if self.cascades:
+            out["cascades"] = [{"big": big.name, "pages_per_s": big.pages_per_s, "price_per_hour": big.price.per_hour,
+                                "source": big.source, "rows": rows} for big, rows in self.cascades]  # fmt: skip
         if self.roofline is not None:
             out["roofline"] = self.roofline.to_json()
         return out
@@ -445,6 +478,7 @@ def run_bench(
     tokenizer_file: str | None = None,
     assumptions: Any = None,
     on_run: Callable[[PipelineRun], None] | None = None,
+    cascade_bigs: Sequence[str] = (),
 ) -> BenchReport:
     """Everything ``extract-trt bench`` does: :func:`bench_matrix` over labelers × providers × {1, N}
     workers, costs, and (``roofline``) the analytic GPU projection on the same pages.
@@ -467,6 +501,8 @@ def run_bench(
     )
     chosen = resolve_price(price) if price is not None else None
     report = BenchReport(runs, chosen, environment=environment())
+    if cascade_bigs:
+        report.add_cascades(cascade_bigs)
     if roofline:
         report.roofline = roofline_report(
             simplified_pages(data),

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from extract_trt.eval.cost import CASCADE_BUDGETS
 from extract_trt.eval.datasets import EvalRecord, read_dataset, read_ids
 from extract_trt.eval.harness import Prediction, _reference, score_page
 from extract_trt.runtime.extractor import Extractor
@@ -45,7 +46,7 @@ from extract_trt.train.align import align_labels, fill_ignored
 
 __all__ = ["BUDGETS", "PageRouting", "oracle_labels", "ranking_report", "route_pages", "routing_curve", "spearman"]
 
-BUDGETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+BUDGETS = CASCADE_BUDGETS
 RANDOM_DRAWS = 200
 TOP_SHARES = (0.1, 0.2, 0.3)
 DOUBT = (0.2, 0.8)  # p(main) range of a "doubtful" block for the doubtful-words score
