@@ -148,23 +148,39 @@ class CascadeLabeler:
         self._credit -= take
         return order[:take]
 
-    def label(self, pages: Sequence[PageBlocks]) -> list[Labels]:
+    def route(self, pages: Sequence[PageBlocks]) -> tuple[list[Labels], np.ndarray]:
+        """The small labeler's labels of ``pages`` and the sorted indices of the pages to send to the big
+        one: the first half of :meth:`label` (a cluster runs it on CPU, :meth:`label_routed` on GPU)."""
         small_labels = self.small.label(pages)
         if len(small_labels) != len(pages):
             raise LabelerError(f"{self.small.name} returned {len(small_labels)} label sets for {len(pages)} pages")
-        out = list(small_labels)
         chosen = self._choose(self.uncertainties(pages, small_labels)) if pages else np.zeros(0, dtype=int)
         self.seen += len(pages)
         self.routed += len(chosen)
+        return list(small_labels), np.sort(chosen)
+
+    def label_routed(self, pages: Sequence[PageBlocks], small_labels: Sequence[Labels]) -> list[Labels]:
+        """The big labeler's labels of routed ``pages`` (in its batches); where it fails, the small labels
+        flagged as a fallback."""
+        out: list[Labels] = []
         if self._drafts is not None:
-            self._drafts.known = {id(pages[i]): small_labels[i] for i in chosen}
+            self._drafts.known = {id(p): lab for p, lab in zip(pages, small_labels)}
         step = getattr(self.big, "pages_per_call", PAGES_PER_CALL)
-        for start in range(0, len(chosen), step):
-            part = [int(i) for i in sorted(chosen[start : start + step])]
-            for i, labels in zip(part, self._label_big([pages[i] for i in part])):
-                out[i] = labels if labels is not None else self._fallback(small_labels[i])
-        if self._drafts is not None:
-            self._drafts.known = {}
+        try:
+            for start in range(0, len(pages), step):
+                part = slice(start, start + step)
+                for labels, small in zip(self._label_big(list(pages[part])), small_labels[part]):
+                    out.append(labels if labels is not None else self._fallback(small))
+        finally:
+            if self._drafts is not None:
+                self._drafts.known = {}
+        return out
+
+    def label(self, pages: Sequence[PageBlocks]) -> list[Labels]:
+        out, chosen = self.route(pages)
+        decided = self.label_routed([pages[i] for i in chosen], [out[i] for i in chosen])
+        for i, labels in zip(chosen, decided):
+            out[i] = labels
         return out
 
     def _label_big(self, pages: list[PageBlocks]) -> list[Labels | None]:
