@@ -174,7 +174,9 @@ def routing_curve(rows: Sequence[PageRouting], budgets: Sequence[float] = BUDGET
     curve = []
     for budget in budgets:
         k = round(budget * len(rows))
-        point: dict[str, float] = {"budget": budget, "pages_routed": k}
+        point: dict[str, float] = {"budget": budget, "pages_routed": k,
+                                   # the score of the last page routed: a threshold for this share on such pages
+                                   "uncertainty_threshold": round(float(np.sort(scores)[::-1][k - 1]), 4) if k else 1.0}
         for metric in ("word_f1", "rouge5"):
             gain = oracle[metric] - small[metric]
             base, full = float(small[metric].mean()), float(oracle[metric].mean())
@@ -196,12 +198,12 @@ def _markdown(ranking: dict, curve: list[dict], n_pages: int) -> str:
     for name, r in ranking.items():
         lines.append(f"| {name} | {r['spearman']:.3f} | {r['loss_in_top_10']:.1%} | {r['loss_in_top_20']:.1%} | "
                      f"{r['loss_in_top_30']:.1%} |")  # fmt: skip
-    lines += ["", "| pages routed | word F1 (uncertainty) | word F1 (random) | word F1 (perfect) | gain captured "
+    lines += ["", "| pages routed | uncertainty ≥ | word F1 (uncertainty) | word F1 (random) | word F1 (perfect) | gain captured "
               "(uncertainty / random) | ROUGE-5 (uncertainty) | ROUGE-5 (random) | ROUGE-5 gain (uncertainty / random) |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for p in curve:
         lines.append(
-            f"| {p['budget']:.0%} | {p['word_f1_uncertainty']:.4f} | {p['word_f1_random']:.4f} | {p['word_f1_perfect']:.4f} | "
+            f"| {p['budget']:.0%} | {p['uncertainty_threshold']:.3f} | {p['word_f1_uncertainty']:.4f} | {p['word_f1_random']:.4f} | {p['word_f1_perfect']:.4f} | "
             f"{p['word_f1_gain_uncertainty']:.0%} / {p['word_f1_gain_random']:.0%} | {p['rouge5_uncertainty']:.4f} | "
             f"{p['rouge5_random']:.4f} | {p['rouge5_gain_uncertainty']:.0%} / {p['rouge5_gain_random']:.0%} |"
         )

@@ -48,7 +48,7 @@ DEFAULT_CASCADE_BUDGET = 0.2  # share of pages a `cascade:BIG` spec sends to BIG
 
 
 def is_cascade_spec(spec: str) -> bool:
-    """Whether ``spec`` names a cascade (``cascade:BIG`` or ``cascade@BUDGET:BIG``)."""
+    """Whether ``spec`` names a cascade (``cascade:BIG``, ``cascade@BUDGET:BIG``, ``cascade@uTHRESHOLD:BIG``)."""
     return spec.startswith(("cascade:", "cascade@"))
 
 
@@ -64,7 +64,8 @@ def with_budget(spec: str, budget: float) -> str:
 def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
     """A labeler by name (:data:`LABELER_NAMES`), by the path of a model directory, or a cascade
     ``cascade[@BUDGET]:BIG`` (the default labeler on every page, BIG — a name or directory — on the
-    ``BUDGET`` share of pages it is least sure of; :class:`~extract_trt.runtime.labelers.cascade.CascadeLabeler`).
+    ``BUDGET`` share of pages it is least sure of; :class:`~extract_trt.runtime.labelers.cascade.CascadeLabeler`)
+    or ``cascade@uTHRESHOLD:BIG`` (BIG on every page whose uncertainty reaches ``THRESHOLD``).
 
     ``session`` (execution providers, CPU fallback, threads) applies to exported encoder directories
     (``extract-trt.json``). Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
@@ -112,10 +113,13 @@ def _cascade(spec: str, session: SessionConfig | None) -> Labeler:
     head, sep, big = spec.partition(":")
     if not sep or not big:
         raise LabelerError(f"a cascade spec is cascade[@BUDGET]:BIG, got {spec!r}")
-    budget = DEFAULT_CASCADE_BUDGET
-    if head != "cascade":
-        try:
-            budget = float(head.removeprefix("cascade@"))
-        except ValueError:
-            raise LabelerError(f"the budget of {spec!r} is not a number (cascade@0.2:BIG)") from None
-    return CascadeLabeler(default_labeler(), get_labeler(big, session), budget=budget)
+    if head == "cascade":
+        return CascadeLabeler(default_labeler(), get_labeler(big, session), budget=DEFAULT_CASCADE_BUDGET)
+    value = head.removeprefix("cascade@")
+    try:
+        number = float(value.removeprefix("u"))
+    except ValueError:
+        raise LabelerError(f"{spec!r}: use cascade@BUDGET:BIG (cascade@0.2:BIG) or cascade@uTHRESHOLD:BIG") from None
+    if value.startswith("u"):  # a page uncertainty threshold instead of a share of pages
+        return CascadeLabeler(default_labeler(), get_labeler(big, session), threshold=number)
+    return CascadeLabeler(default_labeler(), get_labeler(big, session), budget=number)

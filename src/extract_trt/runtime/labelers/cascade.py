@@ -18,7 +18,10 @@ decided (their copy carries the words). How well it ranks pages by their real lo
 **Routing.** :class:`CascadeLabeler` labels a call's pages with the small labeler, scores them, and sends
 to the big labeler either the most uncertain ``budget`` share of pages (ranked within each call of
 ``pages_per_call`` pages; a fractional remainder is carried to the next call so the share holds over a
-run) or every page whose score reaches ``threshold``. The routed pages go to the big labeler together
+run) or every page whose score reaches ``threshold``. Ranking within windows is as good as ranking the
+whole set when pages arrive in no particular order, not when similar pages come in runs (a crawl sorted
+by site): then a threshold chosen on a sample of the pages (the score of its most uncertain ``budget``
+share; :mod:`extract_trt.eval.routing` lists them) routes as a global ranking would. The routed pages go to the big labeler together
 (in its ``pages_per_call`` batches). Every page keeps its own labels' ``labeler`` name, so a result says
 which model decided it. A page the big labeler fails on (an exception, a wrong label count) keeps the
 small labeler's labels with ``fallback`` set, and the run goes on.
