@@ -179,3 +179,19 @@ def test_decoder_as_big_takes_the_small_labels_as_drafts():
     assert [g.labeler for g in got] == [a.labeler for a in alone] and big.name in [g.labeler for g in got]
     assert all((g.main == a.main).all() for g, a in zip(got, alone))
     assert cascade._drafts.known == {}  # the drafts of one call are not kept
+
+
+def test_cascade_costs_add_the_routed_share_of_the_big_model():
+    from extract_trt.eval.cost import PUBLISHED_THROUGHPUT, cascade_costs, resolve_throughput
+
+    big = resolve_throughput("pulpie-small-l4")
+    assert big is PUBLISHED_THROUGHPUT["pulpie-small-l4"] and big.source.startswith("published")
+    rows = cascade_costs(100.0, big, budgets=(0.0, 0.2, 1.0))
+    assert rows[0]["total"] == pytest.approx(0.045 / 360 * 1e6 / 1e3)  # $0.125/M: 100 pages per core-second
+    assert rows[2]["big"] == pytest.approx(0.39 / (13.7 * 3600) * 1e6)  # ≈ $7.9/M, the published figure
+    assert rows[1]["total"] == pytest.approx(rows[0]["total"] + 0.2 * rows[2]["big"])
+    given = resolve_throughput("40@a100")
+    assert (given.pages_per_s, given.price.per_hour) == (40.0, 1.5)
+    for bad in ("40", "fast@l4", "0@l4"):
+        with pytest.raises(ValueError):
+            resolve_throughput(bad)

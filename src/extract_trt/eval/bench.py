@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extract_trt.eval.cost import (
-    CASCADE_BUDGETS, Price, Throughput, cascade_costs, cost_per_million, resolve_price, resolve_throughput,
+    Price, Throughput, cascade_costs, cost_per_million, resolve_price, resolve_throughput,
 )  # fmt: skip
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import percentile
