@@ -128,6 +128,12 @@ def test_cascade_spec_and_errors():
     cascade = get_labeler("cascade@0.3:heuristic")
     assert isinstance(cascade, CascadeLabeler) and cascade.budget == 0.3 and cascade.big.name == "heuristic"
     assert get_labeler("cascade:heuristic").budget == 0.2
+    # eval and run-job read the spec as a cascade, not as module:attr
+    from extract_trt.eval.labelers import make_labeler
+    from extract_trt.job.config import NamedLabeler
+
+    assert make_labeler("cascade@0.4:heuristic").budget == 0.4
+    assert NamedLabeler("cascade@0.4:heuristic").build().budget == 0.4
     by_score = get_labeler("cascade@u0.15:heuristic")
     assert (by_score.threshold, by_score.budget) == (0.15, None)
     for bad in ("cascade@x:heuristic", "cascade@0.3"):
