@@ -260,7 +260,7 @@ def train_block_model(
         # the pages that chose the threshold (and, scored by `extract-trt eval --ids`, compare recipes)
         "tune": {"ids": sorted(e.id for e in tune)},
         "validation": {
-            "block_f1": per_set.get(f"block_f1_{cfg.primary}")  # None: no validation pages,
+            "block_f1": per_set.get(f"block_f1_{cfg.primary}"),  # None: no validation pages
             **per_set,
             "ids": sorted(e.id for e in val),
         },
