@@ -123,3 +123,17 @@ def test_train_with_an_encoder_teacher_end_to_end(tmp_path):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0 and f"0 pages labelled, {N_PAGES} from the cache" in result.output
     assert CliRunner().invoke(app, ["train", "--teacher", encoder_dir(), "-o", str(out)]).exit_code != 0
+
+
+def test_pages_from_a_parquet_shard(tmp_path):
+    pytest.importorskip("pyarrow")
+    from job_fixtures import parquet_shard
+
+    from extract_trt.train.distill import read_pages
+
+    records = [dict(r) for r in wcxb_records()[:3]]
+    parquet_shard(tmp_path / "shard.parquet", records)
+    pages = list(read_pages([str(tmp_path)]))
+    assert [p["id"] for p in pages] == [r["id"] for r in records] and all(p["html"] for p in pages)
+    taught = teacher_examples(make_teacher("heuristic"), pages, tmp_path / "cache")
+    assert [e.id for e in taught.examples] == [r["id"] for r in records]

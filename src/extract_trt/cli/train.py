@@ -45,7 +45,7 @@ def train(
     ] = None,
     pages: Annotated[
         Optional[list[str]],
-        typer.Option("--pages", help="With --teacher: the pages to label (WARC, JSONL, HTML files, directories, globs); repeat."),
+        typer.Option("--pages", help="With --teacher: the pages to label (WARC, JSONL, Parquet, HTML files, directories, globs); repeat."),
     ] = None,
     cache: Annotated[
         Optional[Path],

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -284,6 +284,16 @@ def teacher_examples(
 
 
 
+def read_pages(inputs: list[str]) -> Iterator[dict]:
+    """The records of ``inputs``: what ``extract-trt extract`` reads (WARC, JSONL, HTML files, directories,
+    globs, ``-``) and Parquet shards as ``run-job`` reads them."""
+    from extract_trt.job.readers import PARQUET_SUFFIXES, SHARD_SUFFIXES, iter_shard
+    from extract_trt.runtime.io import HTML_SUFFIXES, iter_records, resolve_inputs
+
+    for path in resolve_inputs(inputs, dir_suffixes=(*HTML_SUFFIXES, *SHARD_SUFFIXES)):
+        yield from iter_shard(path) if path.lower().endswith(PARQUET_SUFFIXES) else iter_records([path])
+
+
 def distil(
     teacher_spec: str,
     inputs: list[str],
@@ -300,7 +310,6 @@ def distil(
     from dataclasses import replace
 
     from extract_trt.cli.progress import Progress
-    from extract_trt.runtime.io import iter_records
     from extract_trt.train.trainer import DATASETS, TrainConfig, load_examples, train_block_model
 
     cfg = config or TrainConfig()
@@ -309,7 +318,7 @@ def distil(
     log(f"teacher {teacher.name}: labelling {', '.join(inputs)} (cache {cache})")
     bar = Progress(progress)
     try:
-        taught = teacher_examples(teacher, iter_records(inputs), cache, on_page=lambda failed: bar.add(1, int(failed)),
+        taught = teacher_examples(teacher, read_pages(inputs), cache, on_page=lambda failed: bar.add(1, int(failed)),
                                   max_pages=cfg.max_pages)  # fmt: skip
     finally:
         bar.close()
