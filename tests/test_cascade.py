@@ -201,3 +201,16 @@ def test_cascade_costs_add_the_routed_share_of_the_big_model():
     for bad in ("40", "fast@l4", "0@l4"):
         with pytest.raises(ValueError):
             resolve_throughput(bad)
+
+
+def test_extract_cli_budget():
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    result = CliRunner().invoke(app, ["extract", "--sample", "-l", "cascade:heuristic", "--budget", "0.34", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert len(records) == 3 and sorted(r["labeler"] for r in records) == ["block-model", "block-model", "heuristic"]
+    refused = CliRunner().invoke(app, ["extract", "--sample", "-l", "heuristic", "--budget", "0.3"])
+    assert refused.exit_code == 2 and "a budget is for a cascade labeler" in refused.output
