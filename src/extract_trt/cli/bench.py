@@ -97,11 +97,20 @@ def bench_command(
         float, typer.Option(min=0.01, max=1.0, help="Share of peak memory bandwidth assumed.")
     ] = 0.8,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write every figure to this JSON file.")] = None,
+    cascade_big: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--cascade-big",
+            help="Also cost a cascade (the default labeler on every page, this big model on 0-100 %% of them): a "
+            "labeler benched here on a GPU (measured), a published figure (pulpie-small-l4, pulpie-small-a100, "
+            "dripper-l4, dripper-a100) or PAGES_PER_S@PRICE; repeat.",
+        ),
+    ] = None,
 ) -> None:
     """Measure speed and cost: stages, pages/s, p50/p95, peak RSS, providers in use, $/M pages, GPU roofline."""
     from extract_trt.cli.extract import sample_paths
     from extract_trt.eval.bench import run_bench
-    from extract_trt.eval.cost import load_prices, machine_price
+    from extract_trt.eval.cost import load_prices, machine_price, resolve_throughput
     from extract_trt.eval.roofline import Assumptions
     from extract_trt.runtime.errors import InputFormatError
     from extract_trt.runtime.io import iter_records
@@ -127,6 +136,14 @@ def bench_command(
     except InputFormatError as exc:
         typer.echo(f"extract-trt: error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if cascade_big and labelers and "default" not in labelers:
+        raise typer.BadParameter("cascade costs need the default labeler in the bench", param_hint="--cascade-big")
+    for spec in cascade_big or []:
+        if spec not in (labelers or []):
+            try:
+                resolve_throughput(spec, prices)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--cascade-big") from exc
     report = run_bench(
         records,
         labelers,
@@ -141,6 +158,7 @@ def bench_command(
         roofline=roofline,
         tokenizer_file=str(tokenizer) if tokenizer else None,
         assumptions=Assumptions(compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency),
+        cascade_bigs=cascade_big or (),
         on_run=lambda run: typer.echo(
             f"measured {run.labeler}, {run.workers} worker(s)" + (f": skipped ({run.skipped})" if run.skipped else ""),
             err=True,

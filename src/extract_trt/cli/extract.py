@@ -137,10 +137,18 @@ def extract(
         typer.Option(
             "--labeler", "-l",
             help="default (the built-in block model), block-model-precision / block-model-recall (the same model "
-            "with its threshold favoring precision or recall), heuristic, annotation (cc-select marks), or a model "
-            "directory.",
+            "with its threshold favoring precision or recall), heuristic, annotation (cc-select marks), a model "
+            "directory, or cascade:BIG (the default model on every page, BIG — a name or model directory — on the "
+            "--budget share it is least sure of).",
         ),
     ] = "default",
+    budget: Annotated[
+        Optional[float],
+        typer.Option(
+            "--budget", min=0.0, max=1.0,
+            help="With --labeler cascade:BIG: the share of pages sent to BIG (default 0.2).",
+        ),
+    ] = None,
     provider: Annotated[
         Optional[list[str]],
         typer.Option(
@@ -223,6 +231,13 @@ def extract(
     stream = records if first is None else itertools.chain([first], records)
     n_workers, stream = _workers(workers, stream, batch_size, provider)
 
+    if budget is not None:
+        from extract_trt.runtime.labelers import with_budget
+
+        try:
+            labeler = with_budget(labeler, budget)
+        except ExtractError as exc:
+            raise fail(str(exc)) from None
     if provider or allow_cpu_fallback:  # built here so a missing GPU stops the run before it starts
         from extract_trt.runtime.labelers import get_labeler
         from extract_trt.runtime.session import SessionConfig

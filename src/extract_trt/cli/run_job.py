@@ -74,9 +74,14 @@ def run_job_command(
     labeler: Annotated[
         str,
         typer.Option(
-            "--labeler", "-l", help="A labeler name (default, heuristic, …), a model directory, or package.module:factory."
+            "--labeler", "-l", help="A labeler name (default, heuristic, …), a model directory, cascade:BIG (BIG on "
+            "the --budget share of pages the default model is least sure of), or package.module:factory."
         ),
     ] = "default",
+    budget: Annotated[
+        Optional[float],
+        typer.Option("--budget", min=0.0, max=1.0, help="With --labeler cascade:BIG: the share of pages sent to BIG (default 0.2)."),
+    ] = None,
     labeler_arg: Annotated[
         Optional[list[str]],
         typer.Option("--labeler-arg", help="KEY=VALUE passed to the labeler factory (VALUE parsed as JSON if it is JSON)."),
@@ -154,6 +159,13 @@ def run_job_command(
             cpu_tasks=cpu_tasks,
             max_in_flight_mb=max_in_flight_mb,
         )
+    if budget is not None:
+        from extract_trt.runtime.labelers import with_budget
+
+        try:
+            labeler = with_budget(labeler, budget)
+        except ExtractError as exc:
+            raise fail(str(exc)) from None
     try:
         config = JobConfig(
             inputs=list(inputs),

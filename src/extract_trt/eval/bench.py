@@ -43,7 +43,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from extract_trt.eval.cost import DEFAULT_PRICES, Cost, Price, PriceTable, cost_per_million, gpu_kind
+from extract_trt.eval.cost import (
+    DEFAULT_PRICES, Cost, Price, PriceTable, Throughput, cascade_costs, cost_per_million, gpu_kind, resolve_throughput,
+)  # fmt: skip
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import mean_interval, percentile
 from extract_trt.runtime.batch import available_cpus
@@ -536,6 +538,36 @@ class BenchReport:
     machine: Price | None = None  # --price-per-hour: the whole machine's price
     roofline: Any = None  # extract_trt.eval.roofline.RooflineReport
     environment: dict[str, Any] = field(default_factory=dict)
+    cascades: list[tuple[Throughput, list[dict[str, float]]]] = field(default_factory=list)
+
+    def add_cascades(self, bigs: Sequence[str]) -> None:
+        """$/M pages of a cascade from the default labeler to each of ``bigs`` at :data:`CASCADE_BUDGETS`: a
+        labeler benched here on a GPU (its measured pages/s, priced as an L4 unless a price was given), a
+        published figure (:data:`PUBLISHED_THROUGHPUT`) or ``PAGES_PER_S@PRICE``. The small model's cost is
+        the default labeler's measured pages per CPU-second (a single-worker run of it must be in the bench)."""
+        small = next((r for r in self.runs if r.labeler == "default" and not r.skipped and r.pages_per_core_s), None)
+        if small is None:
+            raise ValueError("cascade costs need a run of the default labeler in the bench (--labeler default)")
+        for spec in bigs:
+            gpu = next((r for r in self.runs if r.labeler == spec and r.on_gpu and r.pages_per_s), None)
+            if gpu is not None:
+                price = self.machine or self.prices.gpu(gpu_kind(self.environment.get("gpu") or "") or "l4")
+                if price is None:  # a GPU kind the price table does not know
+                    raise ValueError(f"no price for the GPU {self.environment.get('gpu')!r}: add it with --prices")
+                source = f"measured here on {gpu.providers_used[0]}, {gpu.workers} worker(s)"
+                big = Throughput(spec, gpu.pages_per_s, price, source)
+            else:
+                big = resolve_throughput(spec, self.prices)
+            self.cascades.append((big, cascade_costs(small.pages_per_core_s, big, cpu=self.prices.vcpu)))
+
+    def _cascade_text(self) -> list[str]:
+        lines = []
+        for big, rows in self.cascades:
+            lines += ["", f"cascade: default labeler on every page, {big.name} on the routed share "
+                      f"({big.pages_per_s:g} pages/s at ${big.price.per_hour:g}/h, {big.source})",
+                      f"  {'routed':>6} {'$/M small':>10} {'$/M big':>10} {'$/M total':>10}"]  # fmt: skip
+            lines += [f"  {r['budget']:6.0%} {r['small']:10.2f} {r['big']:10.2f} {r['total']:10.2f}" for r in rows]
+        return lines
 
     def costs(self) -> list[Cost]:
         return [run_cost(run, self.prices, self.machine, self.environment.get("gpu")) for run in self.runs]
@@ -556,6 +588,7 @@ class BenchReport:
             "where the wall-clock figure also pays for other load on this one. Prices used:",
             *(f"  {p.name} ${p.per_hour:g}/h: {p.source}" for p in used.values()),
         ]
+        lines += self._cascade_text()
         if self.roofline is not None:
             lines += ["", self.roofline.to_text()]
         return "\n".join(lines)
@@ -569,6 +602,9 @@ class BenchReport:
                 row["dollars_per_million"] = cost.dollars_per_million
                 row["dollars_per_million_cpu_time"] = cpu_time_cost(run, self.prices)
             out["runs"].append(row)
+        if self.cascades:
+            out["cascades"] = [{"big": big.name, "pages_per_s": big.pages_per_s, "price_per_hour": big.price.per_hour,
+                                "source": big.source, "rows": rows} for big, rows in self.cascades]  # fmt: skip
         if self.roofline is not None:
             out["roofline"] = self.roofline.to_json()
         return out
@@ -613,6 +649,7 @@ def run_bench(
     tokenizer_file: str | None = None,
     assumptions: Any = None,
     on_run: Callable[[PipelineRun], None] | None = None,
+    cascade_bigs: Sequence[str] = (),
 ) -> BenchReport:
     """Everything ``extract-trt bench`` does: :func:`bench_matrix` over labelers × providers × {1, N}
     workers, costs, and (``roofline``) the analytic GPU projection on the same pages.
@@ -637,6 +674,8 @@ def run_bench(
         on_run=on_run,
     )
     report = BenchReport(runs, prices, machine_price, environment=environment())
+    if cascade_bigs:
+        report.add_cascades(cascade_bigs)
     if roofline:
         report.roofline = roofline_report(
             simplified_pages(data), tokenizer_file=tokenizer_file, assumptions=assumptions or Assumptions(), prices=prices

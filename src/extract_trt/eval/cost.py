@@ -42,14 +42,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "CASCADE_BUDGETS",
     "DEFAULT_PRICES",
+    "PUBLISHED_THROUGHPUT",
     "Cost",
     "Price",
     "PriceTable",
+    "Throughput",
+    "cascade_costs",
     "cost_per_million",
     "gpu_kind",
     "load_prices",
     "machine_price",
+    "resolve_throughput",
 ]
 
 
@@ -190,3 +195,69 @@ def gpu_kind(device_name: str) -> str | None:
         if kind in words:
             return kind
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """A big model's pages/s on a priced machine, and where the figure comes from."""
+
+    name: str
+    pages_per_s: float
+    price: Price
+    source: str
+
+
+CASCADE_BUDGETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)  # shares of pages routed, as `extract-trt bench` costs them
+
+# The big models' published figures (spec §3.7; Pulpie's BENCHMARKS.md, 500 Common Crawl pages): not measured here.
+PUBLISHED_THROUGHPUT: dict[str, Throughput] = {
+    t.name: t
+    for t in (
+        Throughput("pulpie-small-l4", 13.7, DEFAULT_PRICES.gpus["l4"], "published: Pulpie Small encoder on an L4"),
+        Throughput("pulpie-small-a100", 25.7, DEFAULT_PRICES.gpus["a100"], "published: Pulpie Small encoder on an A100, batched"),
+        Throughput("dripper-l4", 0.68, DEFAULT_PRICES.gpus["l4"], "published: Dripper decoder on an L4"),
+        Throughput("dripper-a100", 3.6, DEFAULT_PRICES.gpus["a100"], "published: Dripper decoder on an A100 (vLLM, batched)"),
+    )
+}
+
+
+def resolve_throughput(value: str, prices: PriceTable = DEFAULT_PRICES) -> Throughput:
+    """A :data:`PUBLISHED_THROUGHPUT` name, or ``PAGES_PER_S@PRICE`` (a measured figure and a GPU kind of
+    ``prices`` or $/hour, e.g. ``40@l4``)."""
+    key = value.strip().lower()
+    if key in PUBLISHED_THROUGHPUT:
+        return PUBLISHED_THROUGHPUT[key]
+    rate, sep, price = key.partition("@")
+    try:
+        pages_per_s = float(rate)
+    except ValueError:
+        pages_per_s = 0.0
+    if not sep or pages_per_s <= 0:
+        raise ValueError(f"big-model throughput {value!r}: use PAGES_PER_S@PRICE or one of {', '.join(PUBLISHED_THROUGHPUT)}")
+    return Throughput(value, pages_per_s, _gpu_or_machine_price(price, prices), "given")
+
+
+def cascade_costs(
+    small_pages_per_core_s: float,
+    big: Throughput,
+    budgets: tuple[float, ...] = CASCADE_BUDGETS,
+    cpu: Price = DEFAULT_PRICES.vcpu,
+) -> list[dict[str, float]]:
+    """$/M pages of a cascade at each budget: the small model on every page (CPU core-seconds) plus the big
+    model on the ``budget`` share (its machine's time). The big model's machine is taken as fully used by
+    routed pages (a queue of them), the small model's cores as fully used."""
+    small = cost_per_million(small_pages_per_core_s, cpu.per_hour)
+    whole = cost_per_million(big.pages_per_s, big.price.per_hour)
+    return [{"budget": b, "small": small, "big": b * whole, "total": small + b * whole,
+             "big_machines_per_1000_pages_s": 1000 * b / big.pages_per_s} for b in budgets]  # fmt: skip
+
+
+def _gpu_or_machine_price(value: str, prices: PriceTable) -> Price:
+    """A GPU kind of ``prices`` (``l4``) or a number of dollars per hour for the big model's machine."""
+    known = prices.gpu(value)
+    if known is not None:
+        return known
+    try:
+        return machine_price(value)
+    except ValueError:
+        raise ValueError(f"price {value!r}: use a number of $/hour or a GPU kind ({', '.join(prices.gpus)})") from None
