@@ -111,7 +111,7 @@ def extract(
             "--format",
             "-f",
             help="Output: main-content html, markdown, plain text, or json (the full record: main_html, "
-            "markdown, text, per-block labels, timings).",
+            "markdown, text, per-block labels, timings, metadata).",
             case_sensitive=False,
         ),
     ] = OutputFormat.markdown,
@@ -173,6 +173,18 @@ def extract(
             "labels that page. With --workers, a worker holding a page 3x this long is killed and replaced.",
         ),
     ] = DEFAULT_TIME_BUDGET,
+    metadata: Annotated[
+        bool,
+        typer.Option(
+            "--metadata/--no-metadata",
+            help="Read the page's metadata (title, author, date, site name, language, canonical URL, tags, ...): "
+            "the 'metadata' object of --format json and the --front-matter block.",
+        ),
+    ] = True,
+    front_matter: Annotated[
+        bool,
+        typer.Option("--front-matter", help="Markdown output: start each page with its metadata as YAML front matter."),
+    ] = False,
     sample: Annotated[
         bool,
         typer.Option("--sample", help="Run on the 3 bundled sample pages instead of INPUTS (a quick demo)."),
@@ -191,6 +203,8 @@ def extract(
     Every page gives one output record, in input order. A page that fails gets a record with "error" and the run goes on (exit status 0); exit status 2 means the run could not start.
     """
     fmt_name = fmt.value
+    if front_matter and (fmt_name != "markdown" or not metadata):
+        raise fail("--front-matter needs --format markdown and --metadata")
     inputs = list(inputs or [])
     if sample:
         if inputs:
@@ -234,9 +248,10 @@ def extract(
         "max_bytes": max_bytes,
         "time_budget": time_budget or None,
         "keep_markup": keep_markup,
+        "metadata": metadata,
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
-    _run(stream, resolved, output, fmt_name, single, workers, kwargs, show_progress)
+    _run(stream, resolved, output, fmt_name, single, workers, kwargs, show_progress, front_matter)
 
 
 def _positional_output(inputs: list[str], html_field: str) -> tuple[list[str], Optional[str]]:
@@ -350,10 +365,12 @@ def _run(
     workers: int,
     kwargs: dict[str, Any],
     show_progress: bool,
+    front_matter: bool = False,
 ) -> None:
     from extract_trt.cli.progress import Progress
     from extract_trt.runtime.batch import run
     from extract_trt.runtime.extractor import Extractor
+    from extract_trt.runtime.metadata import front_matter as front_matter_block
 
     extractor = None
     if workers <= 1:
@@ -367,6 +384,8 @@ def _run(
     try:
         with contextlib.closing(results):
             for result in results:
+                if front_matter and result.error is None and result.metadata is not None:
+                    result.markdown = front_matter_block(result.metadata) + result.markdown
                 writer.write(result)
                 bar.update(result)
         writer.close()

@@ -39,7 +39,7 @@ from urllib.parse import urljoin, urlsplit
 from extract_trt.runtime.dom import Node, materialize
 from extract_trt.runtime.types import Block
 
-__all__ = ["PageMetadata", "extract_metadata", "normalize_date"]
+__all__ = ["PageMetadata", "detect_language", "extract_metadata", "front_matter", "normalize_date"]
 
 
 @dataclass(slots=True)
@@ -768,3 +768,34 @@ def detect_language(text: str) -> str | None:
         return None
     return _identifier(sample)[0]
 
+
+
+# ── YAML front matter ───────────────────────────────────────────────────────────────────────────────
+
+# Characters a YAML reader would take as a line break or refuse (C1 controls, BOM, line/paragraph
+# separators): written as \u escapes inside the double-quoted scalar.
+_YAML_UNSAFE = re.compile("[\u007f-\u009f\u2028\u2029\ufeff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _yaml_string(value: str) -> str:
+    """``value`` as a YAML double-quoted scalar: JSON's escaping (quotes, backslashes, control characters,
+    newlines) is YAML's, and the characters YAML reads differently are escaped too, so no value can end
+    the scalar or the front matter block."""
+    text = json.dumps(_SURROGATE.sub("\ufffd", value), ensure_ascii=False)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def front_matter(metadata: PageMetadata) -> str:
+    """The metadata as a YAML front matter block (``---`` … ``---`` and a blank line) for Markdown output:
+    present fields only, every string double-quoted and escaped, lists in flow style."""
+    lines = ["---"]
+    for key, value in metadata.as_dict().items():
+        if value is None or value == []:
+            continue
+        if isinstance(value, list):
+            lines.append(f"{key}: [{', '.join(_yaml_string(v) for v in value)}]")
+        else:
+            lines.append(f"{key}: {_yaml_string(value)}")
+    lines.append("---")
+    return "\n".join(lines) + "\n\n"
