@@ -77,6 +77,12 @@ def bench_command(
         float, typer.Option(min=0.01, max=1.0, help="Share of peak memory bandwidth assumed.")
     ] = 0.8,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write every figure to this JSON file.")] = None,
+    metadata: Annotated[
+        str,
+        typer.Option(
+            "--metadata", help="Page metadata: on (the default), off, or both (each configuration twice: its cost)."
+        ),
+    ] = "on",
 ) -> None:
     """Measure speed and cost: stages, pages/s, p50/p95, peak RSS, providers in use, $/M pages, GPU roofline."""
     from extract_trt.cli.extract import sample_paths
@@ -88,6 +94,9 @@ def bench_command(
 
     if fmt not in ("markdown", "text", "html"):
         raise typer.BadParameter("use markdown, text or html", param_hint="--format")
+    modes = {"on": (True,), "off": (False,), "both": (True, False)}
+    if metadata not in modes:
+        raise typer.BadParameter("use on, off or both", param_hint="--metadata")
     if price is not None:
         try:
             resolve_price(price)
@@ -109,8 +118,9 @@ def bench_command(
         roofline=roofline,
         tokenizer_file=str(tokenizer) if tokenizer else None,
         assumptions=Assumptions(compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency),
+        metadata_modes=modes[metadata],
         on_run=lambda run: typer.echo(
-            f"measured {run.labeler}, {run.workers} worker(s)" + (f": skipped ({run.skipped})" if run.skipped else ""),
+            f"measured {run.name}, {run.workers} worker(s)" + (f": skipped ({run.skipped})" if run.skipped else ""),
             err=True,
         ),
     )

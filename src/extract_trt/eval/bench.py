@@ -27,6 +27,7 @@ labelers run once, on whatever they use (reported all the same).
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -56,7 +57,7 @@ __all__ = [
     "session_providers",
 ]
 
-STAGES = ("decode", "simplify", "label", "reconstruct", "convert")
+STAGES = ("decode", "simplify", "metadata", "label", "reconstruct", "convert")
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider", "MIGraphXExecutionProvider")
 
 
@@ -165,6 +166,12 @@ class PipelineRun:
     provider_requested: str | None = None
     providers_used: list[str] | None = None
     skipped: str | None = None
+    metadata: bool = True  # the Extractor read page metadata
+
+    @property
+    def name(self) -> str:
+        """The labeler, marked when metadata was off (``--metadata both`` measures each page twice)."""
+        return self.labeler if self.metadata else f"{self.labeler} (no meta)"
 
     @property
     def pages_per_s(self) -> float | None:
@@ -194,7 +201,7 @@ class PipelineRun:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "labeler": self.labeler, "workers": self.workers, "pages": self.pages, "errors": self.errors,
+            "labeler": self.labeler, "metadata": self.metadata, "workers": self.workers, "pages": self.pages, "errors": self.errors,
             "pages_per_s": self.pages_per_s, "pages_per_core_s": self.pages_per_core_s,
             "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
             "latency_p50_ms": _ms(percentile(self.latencies, 50)), "latency_p95_ms": _ms(percentile(self.latencies, 95)),
@@ -226,9 +233,10 @@ def bench_pipeline(
     workers: int = 1,
     output: str = "markdown",
     batch_size: int = 16,
+    metadata: bool = True,
 ) -> PipelineRun:
     """Measure one configuration on ``records`` (dicts with ``html`` bytes, e.g. from :func:`as_bytes_records`)."""
-    run = PipelineRun(labeler=labeler, workers=workers, pages=len(records), provider_requested=provider)
+    run = PipelineRun(labeler=labeler, workers=workers, pages=len(records), provider_requested=provider, metadata=metadata)
     try:
         lab = make_labeler(labeler, provider)
     except Exception as exc:  # a model that is not there, a provider it cannot use: reported, not fatal
@@ -237,7 +245,7 @@ def bench_pipeline(
     run.providers_used = session_providers(lab)
     # Worker processes build their own labeler from its name when they can (ORT sessions do not pickle).
     by_name = workers > 1 and provider is None and not takes_provider(labeler) and ":" not in labeler
-    kwargs = {"labeler": labeler if by_name else lab, "output": output, "batch_size": batch_size}
+    kwargs = {"labeler": labeler if by_name else lab, "output": output, "batch_size": batch_size, "metadata": metadata}
     stages = dict.fromkeys(STAGES, 0.0)
     with ProcessSampler() as sampler:
         cpu0, t0 = time.process_time(), time.perf_counter()
@@ -311,9 +319,11 @@ def bench_matrix(
     worker_counts: Sequence[int] = (1,),
     output: str = "markdown",
     batch_size: int = 16,
+    metadata_modes: Sequence[bool] = (True,),
     on_run: Callable[[PipelineRun], None] | None = None,
 ) -> list[PipelineRun]:
-    """Every labeler × provider × worker count; configurations that cannot run are kept with ``skipped``.
+    """Every labeler × provider × worker count × metadata on/off; configurations that cannot run are kept
+    with ``skipped``.
 
     A provider other than ``None`` is only tried on labelers whose factory takes ``providers`` (module
     doc); for the others one run without a provider request is made.
@@ -322,8 +332,10 @@ def bench_matrix(
     for name in labelers:
         wanted = list(providers) if takes_provider(name) else [None]
         for provider in dict.fromkeys(wanted):
-            for workers in dict.fromkeys(worker_counts):
-                run = bench_pipeline(records, name, provider=provider, workers=workers, output=output, batch_size=batch_size)
+            for workers, metadata in itertools.product(dict.fromkeys(worker_counts), dict.fromkeys(metadata_modes)):
+                run = bench_pipeline(
+                    records, name, provider=provider, workers=workers, output=output, batch_size=batch_size, metadata=metadata
+                )
                 runs.append(run)
                 if on_run is not None:
                     on_run(run)
@@ -356,12 +368,12 @@ def format_runs(runs: Sequence[PipelineRun], price: Price | None = None) -> str:
         if run.fallback:
             used = f"FALLBACK {used} (asked {run.provider_requested})"
         if run.skipped:
-            lines.append(f"{run.labeler:<18} {used:<26} {run.workers:>7} skipped: {run.skipped}")
+            lines.append(f"{run.name:<18} {used:<26} {run.workers:>7} skipped: {run.skipped}")
             continue
         p, dollars = run_cost(run, price)
         cost = f"{dollars:10.2f}" if dollars is not None else f"{'-':>10}"
         lines.append(
-            f"{run.labeler:<18} {used:<26} {run.workers:>7} {run.pages:>6} {run.pages_per_s or 0:8.1f} "
+            f"{run.name:<18} {used:<26} {run.workers:>7} {run.pages:>6} {run.pages_per_s or 0:8.1f} "
             f"{run.pages_per_core_s or 0:8.1f} "
             f"{_ms(percentile(run.latencies, 50)) or 0:7.1f} {_ms(percentile(run.latencies, 95)) or 0:7.1f} "
             f"{run.peak_rss / 2**20:7.0f}MB {cost}  {p.name} ${p.per_hour:g}/h"
@@ -371,7 +383,7 @@ def format_runs(runs: Sequence[PipelineRun], price: Price | None = None) -> str:
             continue
         total = sum(run.stage_seconds.values()) or 1.0
         lines.append("")
-        lines.append(f"stages: {run.labeler}, {run.workers} worker(s), {run.pages} pages")
+        lines.append(f"stages: {run.name}, {run.workers} worker(s), {run.pages} pages")
         lines.append(f"  {'stage':<12} {'seconds':>8} {'pages/s':>9} {'share':>6}")
         rates = run.stage_rates()
         for key, seconds in run.stage_seconds.items():
@@ -444,13 +456,15 @@ def run_bench(
     roofline: bool = True,
     tokenizer_file: str | None = None,
     assumptions: Any = None,
+    metadata_modes: Sequence[bool] = (True,),
     on_run: Callable[[PipelineRun], None] | None = None,
 ) -> BenchReport:
     """Everything ``extract-trt bench`` does: :func:`bench_matrix` over labelers × providers × {1, N}
     workers, costs, and (``roofline``) the analytic GPU projection on the same pages.
 
     ``providers`` default to all of ONNX Runtime's available ones (they only apply to exported model
-    directories); ``workers`` (N) defaults to the CPUs this process may use.
+    directories); ``workers`` (N) defaults to the CPUs this process may use. ``metadata_modes``:
+    ``(True, False)`` measures every configuration with page metadata on and off (its cost).
     """
     from extract_trt.eval.roofline import Assumptions, roofline_report
 
@@ -463,6 +477,7 @@ def run_bench(
         worker_counts=(1, n),
         output=output,
         batch_size=batch_size,
+        metadata_modes=metadata_modes,
         on_run=on_run,
     )
     chosen = resolve_price(price) if price is not None else None
