@@ -329,7 +329,7 @@ class Extractor:
             result.error = _describe(exc)
 
 
-_LANGUAGE_SAMPLE = 400  # characters of main text the language is detected on (metadata._DETECT_CHARS)
+_LANGUAGE_SAMPLE = 300  # characters of main text the language is detected on (metadata._DETECT_CHARS)
 
 
 def _complete_metadata(metadata: PageMetadata, blocks: PageBlocks, main: np.ndarray) -> None:

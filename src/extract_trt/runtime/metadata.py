@@ -85,7 +85,7 @@ _SPACES = re.compile(r"\s+")
 _MAX_AUTHOR_CHARS = 80
 _MAX_HINTS = 8
 _MAX_HINTED = 64
-_MARKUP_TAGS = frozenset({"time", "a", "h1"})
+_MARKUP_TAGS = frozenset({"time", "a"})
 # a first, cheap filter of class values (one C-level scan); _AUTHOR_HINT / _DATE_HINT decide later
 _CLASS_HINT = re.compile(r"uthor|yline|riter|osted|date|Date|time|Time|ublish")
 
@@ -120,6 +120,7 @@ class _Sources:
     rel_categories: list[str] = field(default_factory=list)
     cc_license: str | None = None
     h1: str | None = None
+    body_read: bool = False  # _body_sources has run
 
 
 def text_of(node: Node, limit: int = 400) -> str:
@@ -147,10 +148,32 @@ def text_of(node: Node, limit: int = 400) -> str:
     return _SPACES.sub(" ", "".join(parts)).strip()[: limit + 50]
 
 
-def _collect(root: Node) -> _Sources:
+def _head_sources(root: Node, html: str | None, blocks: Sequence[Block]) -> _Sources:
+    """The cheap sources: the ``<head>``, JSON-LD (found in the source text, head and body), and the first
+    ``<h1>`` (a block)."""
     src = _Sources(html_lang=root.attrs.get("lang") or root.attrs.get("xml:lang"))
+    head = next((kid for kid in root.children if kid.tag == "head"), None)
+    if head is not None:
+        materialize(head)
+        _walk(head, src, html is None)
+    if html is not None:
+        src.json_ld = _json_ld_texts(html)
+    src.h1 = next((b.text for b in blocks if b.tag == "h1"), None)
+    return src
+
+
+def _body_sources(root: Node, src: _Sources, html: str | None) -> None:
+    """The body's markup (meta tags, microdata, ``<time>``, rel links, classes naming an author or a date):
+    one walk over the body, read only when the head's sources leave the author or the date open."""
+    for kid in root.children:
+        if kid.tag != "head":
+            _walk(kid, src, html is None)
+    src.body_read = True
+
+
+def _walk(top: Node, src: _Sources, json_ld: bool) -> None:
     meta, meta_all, links = src.meta, src.meta_all, src.links
-    stack = [root]
+    stack = [top]
     while stack:
         node = stack.pop()
         tag = node.tag
@@ -177,8 +200,7 @@ def _collect(root: Node) -> _Sources:
                 src.itemprops.setdefault(prop.strip(), href.strip())
             continue
         if tag == "script":
-            kind = attrs.get("type", "").strip().lower()
-            if kind == "application/ld+json":
+            if json_ld and attrs.get("type", "").strip().lower() == "application/ld+json":
                 materialize(node)
                 if node.text:
                     src.json_ld.append(node.text)
@@ -189,9 +211,7 @@ def _collect(root: Node) -> _Sources:
                 src.title_tag = node.text or ""
             continue
         if node.lazy is not None:
-            if tag != "head":
-                continue
-            materialize(node)
+            continue
         if attrs:
             # every element with attributes passes here: cheap tests, the rest only on a hit
             if "itemprop" in attrs or (
@@ -201,12 +221,32 @@ def _collect(root: Node) -> _Sources:
             cls = attrs.get("class")
             if cls is not None and len(src.hinted) < _MAX_HINTED and _CLASS_HINT.search(cls):
                 src.hinted.append(node)
-        elif tag == "h1" and src.h1 is None:
-            src.h1 = text_of(node)
         kids = node.children
         if kids:
             stack.extend(reversed(kids))
-    return src
+
+
+_LD_TYPE = "application/ld+json"
+
+
+def _json_ld_texts(html: str) -> list[str]:
+    """The content of every ``<script type="application/ld+json">`` of the page source (``str.find``:
+    faster than walking the tree for them)."""
+    texts = []
+    at = html.find(_LD_TYPE)
+    while at >= 0:
+        opening = max(html.rfind("<script", max(0, at - 300), at), html.rfind("<SCRIPT", max(0, at - 300), at))
+        start = html.find(">", at)
+        if opening < 0 or start < 0:
+            break
+        end = html.find("</script", start)
+        if end < 0:
+            end = html.find("</SCRIPT", start)
+        if end < 0:
+            break
+        texts.append(html[start + 1 : end])
+        at = html.find(_LD_TYPE, end)
+    return texts
 
 
 def _in_head(node: Node) -> bool:
@@ -241,8 +281,6 @@ def _attrs_candidates(node: Node, tag: str, attrs: dict[str, str], src: _Sources
             href = attrs.get("href", "")
             if "creativecommons.org/" in href and ("/licenses/" in href or "/publicdomain/" in href):
                 src.cc_license = href.strip()
-    elif tag == "h1" and src.h1 is None:
-        src.h1 = text_of(node)
 
 
 def _rel_link(node: Node, tokens: list[str], attrs: dict[str, str], src: _Sources) -> None:
@@ -411,18 +449,23 @@ def extract_metadata(
     the tree). ``url``: the page's address (date patterns, relative canonical/image links); ``html``: its
     source, searched for a publication date in script data (``"datePublished": "…"``) when the markup
     has none; ``blocks``: the simplifier's blocks, whose text near the ``<h1>`` may state the date;
-    ``main_text``: the main content, for the detected language."""
-    src = _collect(root)
+    ``main_text``: the main content, for the detected language.
+
+    The body's markup is walked only when the head and JSON-LD leave the author or the date open (most
+    of the cost is that walk); so body ``rel="tag"`` links, for one, are read only on such pages."""
+    src = _head_sources(root, html, blocks)
     ld = _read_json_ld(src.json_ld)
     main = ld.main or {}
     page = ld.page or {}
     md = PageMetadata()
 
     md.author = _choose_author(src, ld, main)
+    md.date = _structured_date(src, main, page)
+    if md.author is None or md.date is None:
+        _body_sources(root, src, html)
+        md.author = _choose_author(src, ld, main)
+        md.date = _structured_date(src, main, page)
     in_url = url_date(url)
-    md.date = normalize_date(
-        _ld_str(main.get("datePublished")) or _ld_str(main.get("dateCreated")) or _ld_str(page.get("datePublished"))
-    ) or _meta_date(src) or _markup_date(src)
     if md.date is None or (in_url is not None and _days_apart(md.date, in_url) <= 1):
         # the URL's day is the publisher's local one; a UTC time stamp may have moved it by a day
         md.date = in_url or _text_date(src) or block_date(blocks) or script_date(html)
@@ -455,7 +498,12 @@ def extract_metadata(
     md.image = _absolute(
         _first(_ld_str(main.get("image")), _meta(src, "og:image", "og:image:url", "twitter:image", "twitter:image:src")), url
     )
-    md.license = _first(_ld_str(main.get("license")), src.links.get("license"), _meta(src, "dcterms.license", "dc.rights"), src.cc_license)
+    md.license = _first(
+        _ld_str(main.get("license")),
+        src.links.get("license"),
+        _meta(src, "dcterms.license", "dc.rights"),
+        src.cc_license if src.body_read else cc_license_link(html),
+    )
     if md.license is not None and md.license.startswith(("/", "./")):
         md.license = _absolute(md.license, url)
     if main_text:
@@ -464,6 +512,27 @@ def extract_metadata(
 
 
 _TITLE_SEPARATORS = re.compile(r"\s+[|\-–—·:»/]{1,2}\s+")
+
+
+def _structured_date(src: _Sources, main: dict[str, Any], page: dict[str, Any]) -> str | None:
+    published = _ld_str(main.get("datePublished")) or _ld_str(main.get("dateCreated")) or _ld_str(page.get("datePublished"))
+    return normalize_date(published) or _meta_date(src) or _markup_date(src)
+
+
+_CC_LINK = re.compile(r"""https?://creativecommons\.org/(?:licenses|publicdomain)/[^"'\s<>]+""")
+
+
+def cc_license_link(html: str | None) -> str | None:
+    """The first Creative Commons licence URL in the page source (a footer's CC mark), or ``None``."""
+    if not html:
+        return None
+    at = html.find("creativecommons.org/")
+    while at >= 0:
+        match = _CC_LINK.match(html, max(0, html.rfind("http", max(0, at - 8), at)))
+        if match:
+            return match[0]
+        at = html.find("creativecommons.org/", at + 20)
+    return None
 
 
 def _choose_title(src: _Sources, main: dict[str, Any], page: dict[str, Any], sitename: str | None, url: str | None) -> str | None:
@@ -745,7 +814,7 @@ def _unique(values: Iterable[str]) -> list[str]:
 
 # ── language detection ──────────────────────────────────────────────────────────────────────────────
 
-_DETECT_CHARS = 400  # py3langid's cost grows with the text (a loop per byte); 400 characters decide it
+_DETECT_CHARS = 300  # py3langid's cost grows with the text (a loop per byte); 300 characters decide it
 _MIN_DETECT_CHARS = 40
 _identifier: Any = None
 
