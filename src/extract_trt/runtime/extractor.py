@@ -24,7 +24,7 @@ from extract_trt.runtime.limits import (
     check_nesting,
     run_within,
 )
-from extract_trt.runtime.metadata import PageMetadata, detect_language, extract_metadata
+from extract_trt.runtime.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
 from extract_trt.runtime.reconstruct import reconstruct_main
 from extract_trt.runtime.sanitize import sanitize_markdown
 from extract_trt.runtime.simplify import simplify
@@ -147,6 +147,8 @@ class Extractor:
         self.keep_markup = keep_markup
         self.pause_gc = pause_gc
         self.metadata = metadata
+        if metadata:
+            load_language_model()  # a start-up cost (0.4 s), not the first page's
         self._fallback: Labeler | None = None
 
     def extract(self, html: str | bytes, url: str | None = None, id: str | None = None) -> Result:
@@ -337,9 +339,8 @@ def _complete_metadata(metadata: PageMetadata, blocks: PageBlocks, main: np.ndar
     page that states none."""
     parts: list[str] = []
     size = 0
-    for block, is_main in zip(blocks.blocks, main):
-        if not is_main:
-            continue
+    for index in np.flatnonzero(main).tolist():
+        block = blocks.blocks[index]
         if metadata.title is None and block.tag in ("h1", "h2") and block.text.strip():
             metadata.title = block.text.strip()
         if size < _LANGUAGE_SAMPLE:

@@ -39,7 +39,9 @@ from urllib.parse import urljoin, urlsplit
 from extract_trt.runtime.dom import Node, materialize
 from extract_trt.runtime.types import Block
 
-__all__ = ["PageMetadata", "detect_language", "extract_metadata", "front_matter", "normalize_date"]
+__all__ = [
+    "PageMetadata", "detect_language", "extract_metadata", "front_matter", "load_language_model", "normalize_date",
+]
 
 
 @dataclass(slots=True)
@@ -819,24 +821,27 @@ _MIN_DETECT_CHARS = 40
 _identifier: Any = None
 
 
-def detect_language(text: str) -> str | None:
-    """The ISO 639-1 code of ``text``'s language (py3langid), or ``None`` when py3langid is not installed
-    or the text is too short to tell."""
+def load_language_model() -> bool:
+    """Load py3langid's model now (0.4 s once per process); whether language detection is available."""
     global _identifier
-    sample = text[:_DETECT_CHARS]
-    if len(sample.strip()) < _MIN_DETECT_CHARS:
-        return None
     if _identifier is None:
         try:
             import py3langid
         except ImportError:
             _identifier = False
         else:
+            py3langid.classify("model")  # the model is read on the first call
             _identifier = py3langid.classify
-    if _identifier is False:
+    return _identifier is not False
+
+
+def detect_language(text: str) -> str | None:
+    """The ISO 639-1 code of ``text``'s language (py3langid, on its first 300 characters), or ``None``
+    when py3langid is not installed or the text is too short to tell."""
+    sample = text[:_DETECT_CHARS]
+    if len(sample.strip()) < _MIN_DETECT_CHARS or not load_language_model():
         return None
     return _identifier(sample)[0]
-
 
 
 # ── YAML front matter ───────────────────────────────────────────────────────────────────────────────
