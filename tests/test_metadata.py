@@ -32,7 +32,7 @@ BODY = "<p>" + "Plain words about gardens and the weather, written in English fo
 
 def meta_of(html: str, url: str | None = "https://example.com/post") -> PageMetadata:
     page = simplify(html)
-    return extract_metadata(page.page_map.root, url, html, page.blocks)
+    return extract_metadata(page.page_map.root, html, url, page.blocks)
 
 
 def page(head: str = "", body: str = BODY) -> str:

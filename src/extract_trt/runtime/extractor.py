@@ -215,7 +215,7 @@ class Extractor:
         t2 = time.perf_counter()
         result.timings.update(decode=t1 - t0, simplify=t2 - t1)
         if self.metadata:  # read before reconstruction rewrites the tree
-            result.metadata = extract_metadata(blocks.page_map.root, result.url, html, blocks.blocks)
+            result.metadata = extract_metadata(blocks.page_map.root, html, result.url, blocks.blocks)
             result.timings["metadata"] = time.perf_counter() - t2
         return blocks
 

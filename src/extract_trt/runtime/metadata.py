@@ -150,82 +150,82 @@ def text_of(node: Node, limit: int = 400) -> str:
     return _SPACES.sub(" ", "".join(parts)).strip()[: limit + 50]
 
 
-def _head_sources(root: Node, html: str | None, blocks: Sequence[Block]) -> _Sources:
+def _head_sources(root: Node, html: str, blocks: Sequence[Block]) -> _Sources:
     """The cheap sources: the ``<head>``, JSON-LD (found in the source text, head and body), and the first
     ``<h1>`` (a block)."""
     src = _Sources(html_lang=root.attrs.get("lang") or root.attrs.get("xml:lang"))
     head = next((kid for kid in root.children if kid.tag == "head"), None)
     if head is not None:
         materialize(head)
-        _walk(head, src, html is None)
-    if html is not None:
-        src.json_ld = _json_ld_texts(html)
+        stack = head.children[::-1]  # popped in document order: the first of repeated tags wins
+        while stack:
+            node = stack.pop()
+            if node.tag == "title":
+                if src.title_tag is None:
+                    materialize(node)
+                    src.title_tag = node.text or ""
+            elif node.attrs:
+                _head_tag(node, src)
+            if node.lazy is None and node.children:
+                stack.extend(reversed(node.children))
+    src.json_ld = _json_ld_texts(html)
     src.h1 = next((b.text for b in blocks if b.tag == "h1"), None)
     return src
 
 
-def _body_sources(root: Node, src: _Sources, html: str | None) -> None:
+def _head_tag(node: Node, src: _Sources) -> None:
+    """A ``<meta>`` or ``<link>`` (in the head or, read by :func:`_body_sources`, the body)."""
+    attrs = node.attrs
+    if node.tag == "meta":
+        content = attrs.get("content")
+        if content:
+            content = content.strip()
+            for key in ("property", "name", "itemprop", "http-equiv"):
+                name = attrs.get(key)
+                if name:
+                    name = name.strip().lower()
+                    src.meta.setdefault(name, content)
+                    src.meta_all.setdefault(name, []).append(content)
+    elif node.tag == "link":
+        href = attrs.get("href")
+        rel = attrs.get("rel")
+        if href and rel:
+            for token in rel.lower().split():
+                src.links.setdefault(token, href.strip())
+        prop = attrs.get("itemprop")
+        if href and prop:
+            src.itemprops.setdefault(prop.strip(), href.strip())
+
+
+_HEAD_TAGS = frozenset({"meta", "link"})
+
+
+def _body_sources(root: Node, src: _Sources) -> None:
     """The body's markup (meta tags, microdata, ``<time>``, rel links, classes naming an author or a date):
-    one walk over the body, read only when the head's sources leave the author or the date open."""
-    for kid in root.children:
-        if kid.tag != "head":
-            _walk(kid, src, html is None)
-    src.body_read = True
-
-
-def _walk(top: Node, src: _Sources, json_ld: bool) -> None:
-    meta, meta_all, links = src.meta, src.meta_all, src.links
-    stack = [top]
+    one walk over the body, read only when the head's sources leave the author or the date open. Every
+    element passes here, so the common case (no attributes of interest) costs a few dict lookups."""
+    stack = [kid for kid in reversed(root.children) if kid.tag != "head"]
+    hint = _CLASS_HINT.search
     while stack:
         node = stack.pop()
-        tag = node.tag
         attrs = node.attrs
-        if tag == "meta":
-            content = attrs.get("content")
-            if content:
-                content = content.strip()
-                for key in ("property", "name", "itemprop", "http-equiv"):
-                    name = attrs.get(key)
-                    if name:
-                        name = name.strip().lower()
-                        meta.setdefault(name, content)
-                        meta_all.setdefault(name, []).append(content)
-            continue
-        if tag == "link":
-            href = attrs.get("href")
-            rel = attrs.get("rel")
-            if href and rel:
-                for token in rel.lower().split():
-                    links.setdefault(token, href.strip())
-            prop = attrs.get("itemprop")
-            if href and prop:
-                src.itemprops.setdefault(prop.strip(), href.strip())
-            continue
-        if tag == "script":
-            if json_ld and attrs.get("type", "").strip().lower() == "application/ld+json":
-                materialize(node)
-                if node.text:
-                    src.json_ld.append(node.text)
-            continue
-        if tag == "title":
-            if src.title_tag is None and _in_head(node):
-                materialize(node)
-                src.title_tag = node.text or ""
-            continue
-        if node.lazy is not None:
-            continue
         if attrs:
-            # every element with attributes passes here: cheap tests, the rest only on a hit
+            tag = node.tag
+            if tag in _HEAD_TAGS:
+                _head_tag(node, src)
+                continue
             if "itemprop" in attrs or (
                 tag in _MARKUP_TAGS and (tag != "a" or "rel" in attrs or "creativecommons.org/" in attrs.get("href", ""))
             ):
                 _attrs_candidates(node, tag, attrs, src)
             cls = attrs.get("class")
-            if cls is not None and len(src.hinted) < _MAX_HINTED and _CLASS_HINT.search(cls):
+            if cls is not None and hint(cls) is not None and len(src.hinted) < _MAX_HINTED:
                 src.hinted.append(node)
-        kids = node.children
-        if kids:
-            stack.extend(reversed(kids))
+        if node.lazy is None:
+            kids = node.children
+            if kids:
+                stack.extend(reversed(kids))
+    src.body_read = True
 
 
 _LD_TYPE = "application/ld+json"
@@ -249,17 +249,6 @@ def _json_ld_texts(html: str) -> list[str]:
         texts.append(html[start + 1 : end])
         at = html.find(_LD_TYPE, end)
     return texts
-
-
-def _in_head(node: Node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.tag in ("svg", "math", "body"):
-            return False
-        if parent.tag == "head":
-            return True
-        parent = parent.parent
-    return True
 
 
 def _attrs_candidates(node: Node, tag: str, attrs: dict[str, str], src: _Sources) -> None:
@@ -442,8 +431,8 @@ def _meta(src: _Sources, *names: str) -> str | None:
 
 def extract_metadata(
     root: Node,
+    html: str,
     url: str | None = None,
-    html: str | None = None,
     blocks: Sequence[Block] = (),
     main_text: str | None = None,
 ) -> PageMetadata:
@@ -464,7 +453,7 @@ def extract_metadata(
     md.author = _choose_author(src, ld, main)
     md.date = _structured_date(src, main, page)
     if md.author is None or md.date is None:
-        _body_sources(root, src, html)
+        _body_sources(root, src)
         md.author = _choose_author(src, ld, main)
         md.date = _structured_date(src, main, page)
     in_url = url_date(url)
@@ -524,7 +513,7 @@ def _structured_date(src: _Sources, main: dict[str, Any], page: dict[str, Any]) 
 _CC_LINK = re.compile(r"""https?://creativecommons\.org/(?:licenses|publicdomain)/[^"'\s<>]+""")
 
 
-def cc_license_link(html: str | None) -> str | None:
+def cc_license_link(html: str) -> str | None:
     """The first Creative Commons licence URL in the page source (a footer's CC mark), or ``None``."""
     if not html:
         return None
@@ -682,7 +671,7 @@ _SCRIPT_DATE_KEYS = (
 _SCRIPT_DATE_VALUE = re.compile(r"""\\?["']?\s*:\s*\\?["']((?:19|20)\d\d-[01]\d-[0-3]\d[^"'\\]{0,30})""")
 
 
-def script_date(html: str | None) -> str | None:
+def script_date(html: str) -> str | None:
     """A publication date from the page's script data (``"datePublished":"2024-03-15…"`` and kin).
     ``str.find`` locates the keys (a regex alternation over a 1 MB page takes tens of milliseconds)."""
     if not html:
