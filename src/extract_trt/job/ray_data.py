@@ -219,7 +219,8 @@ def _blocks_digest(page: PageBlocks) -> str:
 def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any]) -> pa.Table:
     """Split stage 1: decode + simplify; adds ``blocks`` (the pickled result so far and the blocks without
     the DOM tree) and ``digest``."""
-    extractor = Extractor(**extractor_kwargs)
+    # page metadata is read by _finish, which parses the page again; here it would only be shipped around
+    extractor = Extractor(**{**extractor_kwargs, "metadata": False})
     blobs: list[bytes | None] = []
     digests: list[str | None] = []
     errors = table.column("error").to_pylist()
