@@ -139,7 +139,7 @@ def test_json_format_full_record(pages_jsonl: Path) -> None:
     keys = ["id", "url", "main_html", "markdown", "text", "labels", "n_blocks", "labeler", "timings", "error", "metadata"]
     assert all(list(r) == keys for r in out)
     assert all(r["markdown"] and r["text"] and r["main_html"] for r in out)
-    assert all(isinstance(r["metadata"], dict) and "title" in r["metadata"] for r in out)
+    assert all(r["metadata"] is None for r in out)  # page metadata: off unless --metadata
 
 
 def test_no_links_no_images(tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ def test_url_date_and_script_data() -> None:
 
 
 def test_title_falls_back_to_the_first_main_heading() -> None:
-    result = Extractor(labeler="heuristic").extract(page(body="<h2>Only a heading</h2>" + BODY))
+    result = Extractor(labeler="heuristic", metadata=True).extract(page(body="<h2>Only a heading</h2>" + BODY))
     assert result.error is None and result.metadata.title == "Only a heading"
 
 
@@ -205,13 +205,13 @@ def test_front_matter_round_trips_any_text(title: str, tags: list[str]) -> None:
 
 def test_extractor_switch() -> None:
     html = page('<meta property="og:title" content="Switch">')
-    on = Extractor(labeler="heuristic").extract(html)
+    on = Extractor(labeler="heuristic", metadata=True).extract(html)
     assert on.metadata is not None and on.metadata.title == "Switch" and "metadata" in on.timings
     assert on.metadata.language_detected == "en"
-    off = Extractor(labeler="heuristic", metadata=False).extract(html)
+    off = Extractor(labeler="heuristic").extract(html)  # off by default
     assert off.metadata is None and "metadata" not in off.timings
     assert off.markdown == on.markdown  # reading metadata does not change the extraction
-    failed = Extractor(labeler="heuristic").extract(b"")
+    failed = Extractor(labeler="heuristic", metadata=True).extract(b"")
     assert failed.error is not None and failed.metadata is None
 
 
@@ -219,7 +219,7 @@ def test_extractor_switch() -> None:
 def test_real_pages_agree_with_wcxb_ground_truth() -> None:
     """The first 60 wcxb-dev pages outside the validation domains: most titles, authors and dates match."""
     records = [r for r in read_dataset(DATA / "wcxb-dev.jsonl.gz", limit=60) if split_of(r.url or "") != "validation"]
-    extractor = Extractor(labeler="heuristic")
+    extractor = Extractor(labeler="heuristic", metadata=True)
     outcomes: dict[str, list[str]] = {"title": [], "author": [], "date": []}
     for record, result in zip(records, extractor.extract_many({"url": r.url, "html": r.html} for r in records)):
         assert result.error is None

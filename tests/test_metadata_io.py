@@ -39,18 +39,18 @@ def invoke(*args: str):
 def test_json_record_carries_metadata(tmp_path: Path) -> None:
     page = tmp_path / "p.html"
     page.write_text(PAGE, encoding="utf-8")
-    record = json.loads(invoke("extract", str(page), "-f", "json", "-l", "heuristic").stdout)
+    record = json.loads(invoke("extract", str(page), "-f", "json", "-l", "heuristic", "--metadata").stdout)
     md = record["metadata"]
     assert md["title"] == TITLE and md["author"] == "Ann, Bo" and md["tags"] == ["a", "b"]
     assert md["date"] == "2024-03-15T08:30:00+00:00" and md["language"] == "en" and md["language_detected"] == "en"
-    off = json.loads(invoke("extract", str(page), "-f", "json", "-l", "heuristic", "--no-metadata").stdout)
+    off = json.loads(invoke("extract", str(page), "-f", "json", "-l", "heuristic").stdout)  # off by default
     assert off["metadata"] is None and "metadata" not in off["timings"]
 
 
 def test_front_matter_is_safe_yaml(tmp_path: Path) -> None:
     page = tmp_path / "p.html"
     page.write_text(PAGE, encoding="utf-8")
-    out = invoke("extract", str(page), "-l", "heuristic", "--front-matter").stdout
+    out = invoke("extract", str(page), "-l", "heuristic", "--front-matter").stdout  # implies --metadata
     assert out.startswith("---\n")
     header, body = out[4:].split("\n---\n", 1)
     parsed = yaml.safe_load(header)

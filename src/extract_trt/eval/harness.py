@@ -93,6 +93,8 @@ class ExtractorCandidate:
             # main_html again (0.8 ms of a 10 ms page); Markdown is scored in WebMainBench's own conversion
             # of main_html
             self.extractor.outputs = ("text",) if all(r.wants == "text" for r in records) else ("html",)
+            # page metadata read (and timed) only on datasets that score it
+            self.extractor.metadata = any(r.metadata for r in records)
         inputs = ({"id": r.id, "url": r.url, "html": self._html(r)} for r in records)
         out = []
         for record, result in zip(records, self.extractor.extract_many(inputs)):

@@ -176,7 +176,7 @@ class JobConfig:
     max_bytes: int | None = DEFAULT_MAX_BYTES
     time_budget: float | None = DEFAULT_TIME_BUDGET
     keep_markup: bool = False
-    metadata: bool = True
+    metadata: bool = False
     html_field: str = "html"
     workers: int = 1
     batch_size: int = 16
