@@ -113,6 +113,11 @@ class _Sources:
     times: list[tuple[str, Node]] = field(default_factory=list)  # (datetime attribute, element)
     rel_authors: list[str] = field(default_factory=list)
     hinted: list[Node] = field(default_factory=list)  # elements whose class may name an author or date
+    rel_tags: list[str] = field(default_factory=list)
+    rel_categories: list[str] = field(default_factory=list)
+    cc_license: str | None = None
+    h1: str | None = None
+    body_read: bool = False  # _body_sources has run
 
     def hinted_texts(self, pattern: re.Pattern[str], limit: int) -> list[str]:
         """Text of the hinted elements whose class matches ``pattern`` (worked out only when asked)."""
@@ -125,11 +130,6 @@ class _Sources:
                     if len(texts) == _MAX_HINTS:
                         break
         return texts
-    rel_tags: list[str] = field(default_factory=list)
-    rel_categories: list[str] = field(default_factory=list)
-    cc_license: str | None = None
-    h1: str | None = None
-    body_read: bool = False  # _body_sources has run
 
 
 def text_of(node: Node, limit: int = 400) -> str:
