@@ -111,3 +111,12 @@ def test_eval_scores_metadata_ours_and_trafilatura() -> None:
     assert ours["author"]["normalised"] == 1.0 and ours["date"]["exact"] == 1.0 and ours["title"]["exact"] == 1.0
     assert ours["ms_per_page"] is not None and summary["trafilatura"]["ms_per_page"] is not None
     assert "### Metadata" in report.to_markdown() and report.to_json()["metadata"] == summary
+
+
+def test_bench_measures_metadata_off_and_on() -> None:
+    from extract_trt.eval.bench import as_bytes_records, bench_matrix
+
+    records = as_bytes_records([{"id": str(i), "html": PAGE} for i in range(3)])
+    off, on = bench_matrix(records, ["heuristic"], metadata_modes=(False, True), batch_size=1)
+    assert (off.metadata, on.metadata) == (False, True) and (off.name, on.name) == ("heuristic", "heuristic +meta")
+    assert "metadata" not in off.stage_seconds and on.stage_seconds["metadata"] > 0

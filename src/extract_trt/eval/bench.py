@@ -57,7 +57,7 @@ __all__ = [
     "session_providers",
 ]
 
-STAGES = ("decode", "simplify", "metadata", "label", "reconstruct", "convert")
+STAGES = ("decode", "simplify", "label", "reconstruct", "convert")  # plus "metadata" when it runs
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider", "MIGraphXExecutionProvider")
 
 
