@@ -46,7 +46,8 @@ OURS_NAMES = ("default", "heuristic", "annotation")
 class Prediction:
     """A candidate's output for one record: the string scored, its per-page seconds, and an error; the
     page's metadata (:meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict` keys) when the candidate
-    extracts it, with the seconds that took (part of ``seconds`` for ours, apart for a peer)."""
+    extracts it, with the seconds that took (not in ``seconds``; the CPU-time speed of a candidate
+    counts both)."""
 
     output: str
     seconds: float
@@ -106,9 +107,10 @@ class ExtractorCandidate:
             else:
                 text = convert.to_text(result.main_html)
             prediction = Prediction(text, result.seconds + time.perf_counter() - t0, result.error)
-            if result.metadata is not None:
+            if result.metadata is not None:  # timed apart, as for the peers
                 prediction.metadata = result.metadata.as_dict()
-                prediction.metadata_seconds = result.timings.get("metadata")
+                prediction.metadata_seconds = result.timings.get("metadata", 0.0)
+                prediction.seconds -= prediction.metadata_seconds
             out.append(prediction)
         return out
 
