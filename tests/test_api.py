@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -13,7 +12,6 @@ from extract_trt.api import _render
 from extract_trt.export.common import sample_pages
 from extract_trt.runtime.extractor import Result
 
-HAS_METADATA = importlib.util.find_spec("extract_trt.runtime.metadata") is not None
 PAGE = sample_pages()[0]
 
 
@@ -66,7 +64,6 @@ def test_metadata_rendering() -> None:
     assert _render(result, "txt", None) == "Body text"
 
 
-@pytest.mark.skipif(not HAS_METADATA, reason="needs metadata (issue-29-meta)")
 def test_with_metadata_end_to_end() -> None:
     html = "<html><head><title>The Title</title></head><body><article><p>" + "Plenty of words in here. " * 30 + "</p></article></body></html>"
     assert extract_trt.extract(html, with_metadata=True).startswith("---\ntitle: The Title\n")

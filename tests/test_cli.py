@@ -156,9 +156,10 @@ def test_format_fields(pages_jsonl: Path, tmp_path: Path, fmt: str, field: str) 
 
 def test_json_format_full_record(pages_jsonl: Path) -> None:
     out = jsonl(invoke("extract", str(pages_jsonl), "-f", "json").stdout)
-    keys = ["id", "url", "main_html", "markdown", "text", "labels", "n_blocks", "labeler", "timings", "error"]
+    keys = ["id", "url", "main_html", "markdown", "text", "labels", "n_blocks", "labeler", "timings", "error", "metadata"]
     assert all(list(r) == keys for r in out)
     assert all(r["markdown"] and r["text"] and r["main_html"] for r in out)
+    assert all(r["metadata"] is None for r in out)  # page metadata: off unless --metadata
 
 
 def test_no_links_no_images(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from extract_trt import Extractor  # noqa: E402
 from extract_trt.integrations.datatrove import ExtractTrt  # noqa: E402
 from io_fixtures import real_pages, write_warc  # noqa: E402
 
-HAS_METADATA = importlib.util.find_spec("extract_trt.runtime.metadata") is not None
 
 
 def _run(pipeline: list, tmp_path: Path) -> list[dict]:
@@ -73,7 +71,6 @@ def test_step_rejects_comments_and_extracts_one_page_directly():
     assert ExtractTrt().extract("") == ""
 
 
-@pytest.mark.skipif(not HAS_METADATA, reason="needs metadata (issue-29-meta)")
 def test_page_metadata_goes_into_the_document_metadata(tmp_path):
     page = {"id": "p", "html": "<html><head><title>The Title</title></head><body><article><p>"
             + "A sentence with enough words to be content. " * 20 + "</p></article></body></html>"}  # fmt: skip

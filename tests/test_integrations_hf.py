@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -14,7 +13,6 @@ from extract_trt.integrations import process_extractor  # noqa: E402
 from extract_trt.integrations.hf import ExtractBatch  # noqa: E402
 from io_fixtures import real_pages  # noqa: E402
 
-HAS_METADATA = importlib.util.find_spec("extract_trt.runtime.metadata") is not None
 
 
 def _rows() -> list[dict]:
@@ -51,7 +49,6 @@ def test_one_extractor_per_process_and_configuration():
         ExtractBatch(html_column="page")(batch)
 
 
-@pytest.mark.skipif(not HAS_METADATA, reason="needs metadata (issue-29-meta)")
 def test_metadata_column_is_json():
     html = "<html><head><title>T</title></head><body><article><p>" + "Words of content here. " * 30 + "</p></article></body></html>"
     out = ExtractBatch(metadata=True)({"html": [html, ""]})

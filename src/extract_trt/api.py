@@ -61,7 +61,9 @@ def extract(
             "include_comments=True: reader comments are not extracted yet; pass include_comments=False "
             "(what corpus pipelines use)"
         )
-    result = process_extractor(_labeler_name(labeler, favor_precision, favor_recall), output=(_OUTPUTS[output_format],)).extract(html, url=url)
+    result = process_extractor(
+        _labeler_name(labeler, favor_precision, favor_recall), output=(_OUTPUTS[output_format],), metadata=with_metadata
+    ).extract(html, url=url)
     if result.error is not None or not result.content(_OUTPUTS[output_format]).strip():
         return None
     metadata = metadata_dict(result) if with_metadata else None

@@ -106,6 +106,12 @@ def bench_command(
             "dripper-l4, dripper-a100) or PAGES_PER_S@PRICE; repeat.",
         ),
     ] = None,
+    metadata: Annotated[
+        str,
+        typer.Option(
+            "--metadata", help="Page metadata: off (the default, as in Extractor), on, or both (each configuration twice: its cost)."
+        ),
+    ] = "off",
 ) -> None:
     """Measure speed and cost: stages, pages/s, p50/p95, peak RSS, providers in use, $/M pages, GPU roofline."""
     from extract_trt.cli.extract import sample_paths
@@ -123,6 +129,9 @@ def bench_command(
         raise typer.Exit(2)
     if fmt not in ("markdown", "text", "html"):
         raise typer.BadParameter("use markdown, text or html", param_hint="--format")
+    modes = {"on": (True,), "off": (False,), "both": (False, True)}
+    if metadata not in modes:
+        raise typer.BadParameter("use on, off or both", param_hint="--metadata")
     try:
         machine = machine_price(price) if price is not None else None
     except ValueError as exc:
@@ -159,8 +168,9 @@ def bench_command(
         tokenizer_file=str(tokenizer) if tokenizer else None,
         assumptions=Assumptions(compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency),
         cascade_bigs=cascade_big or (),
+        metadata_modes=modes[metadata],
         on_run=lambda run: typer.echo(
-            f"measured {run.labeler}, {run.workers} worker(s)" + (f": skipped ({run.skipped})" if run.skipped else ""),
+            f"measured {run.name}, {run.workers} worker(s)" + (f": skipped ({run.skipped})" if run.skipped else ""),
             err=True,
         ),
     )

@@ -111,7 +111,7 @@ def extract(
             "--format",
             "-f",
             help="Output: main-content html, markdown, plain text, or json (the full record: main_html, "
-            "markdown, text, per-block labels, timings).",
+            "markdown, text, per-block labels, timings, metadata).",
             case_sensitive=False,
         ),
     ] = OutputFormat.markdown,
@@ -186,6 +186,22 @@ def extract(
             "labels that page. With --workers, a worker holding a page 3x this long is killed and replaced.",
         ),
     ] = DEFAULT_TIME_BUDGET,
+    metadata: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--metadata/--no-metadata",
+            help="Read the page's metadata (title, author, date, site name, language, canonical URL, tags, ...): "
+            "the 'metadata' object of --format json. Default: off (it adds 12-17 % to a page's time), on with "
+            "--front-matter.",
+            show_default=False,
+        ),
+    ] = None,
+    front_matter: Annotated[
+        bool,
+        typer.Option(
+            "--front-matter", help="Markdown output: start each page with its metadata as YAML front matter (implies --metadata)."
+        ),
+    ] = False,
     sample: Annotated[
         bool,
         typer.Option("--sample", help="Run on the 3 bundled sample pages instead of INPUTS (a quick demo)."),
@@ -204,6 +220,9 @@ def extract(
     Every page gives one output record, in input order. A page that fails gets a record with "error" and the run goes on (exit status 0); exit status 2 means the run could not start.
     """
     fmt_name = fmt.value
+    if front_matter and (fmt_name != "markdown" or metadata is False):
+        raise fail("--front-matter needs --format markdown (and not --no-metadata)")
+    metadata = bool(metadata or front_matter)
     inputs = list(inputs or [])
     if sample:
         if inputs:
@@ -255,9 +274,10 @@ def extract(
         "max_bytes": max_bytes,
         "time_budget": time_budget or None,
         "keep_markup": keep_markup,
+        "metadata": metadata,
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
-    _run(stream, resolved, output, fmt_name, single, n_workers, kwargs, show_progress)
+    _run(stream, resolved, output, fmt_name, single, n_workers, kwargs, show_progress, front_matter)
 
 
 def _workers(spec: str, stream: Any, batch_size: Optional[int], provider: Optional[str]) -> tuple[int, Any]:
@@ -389,10 +409,12 @@ def _run(
     workers: int,
     kwargs: dict[str, Any],
     show_progress: bool,
+    front_matter: bool = False,
 ) -> None:
     from extract_trt.cli.progress import Progress
     from extract_trt.runtime.batch import run
     from extract_trt.runtime.extractor import Extractor
+    from extract_trt.runtime.metadata import front_matter as front_matter_block
 
     extractor = None
     if workers <= 1:
@@ -406,6 +428,8 @@ def _run(
     try:
         with contextlib.closing(results):
             for result in results:
+                if front_matter and result.error is None and result.metadata is not None:
+                    result.markdown = front_matter_block(result.metadata) + result.markdown
                 writer.write(result)
                 bar.update(result)
         writer.close()

@@ -99,6 +99,13 @@ def run_job_command(
     keep_markup: Annotated[
         bool, typer.Option("--keep-markup", help="Keep scripts/handlers in main_html (default: sanitised).")
     ] = False,
+    metadata: Annotated[
+        bool,
+        typer.Option(
+            "--metadata/--no-metadata",
+            help="Fill the metadata columns (title, author, date, ...; 12-17 % more time per page); off: null.",
+        ),
+    ] = False,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="If OUTPUT holds a job with other settings, delete its shards and start over.")
     ] = False,
@@ -178,6 +185,7 @@ def run_job_command(
             max_bytes=max_bytes,
             time_budget=time_budget or None,
             keep_markup=keep_markup,
+            metadata=metadata,
             html_field=html_field,
             workers=n_workers,
             batch_size=batch_size,

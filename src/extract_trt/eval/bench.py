@@ -37,6 +37,7 @@ labelers run once, on whatever they use (reported all the same).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -68,7 +69,7 @@ __all__ = [
     "session_providers",
 ]
 
-STAGES = ("decode", "simplify", "label", "reconstruct", "convert")
+STAGES = ("decode", "simplify", "label", "reconstruct", "convert")  # plus "metadata" when it runs
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider", "ROCMExecutionProvider", "MIGraphXExecutionProvider")
 
 
@@ -194,6 +195,12 @@ class PipelineRun:
     provider_requested: str | None = None
     providers_used: list[str] | None = None
     skipped: str | None = None
+    metadata: bool = False  # the Extractor read page metadata
+
+    @property
+    def name(self) -> str:
+        """The labeler, marked when page metadata was read (``--metadata both`` measures its cost)."""
+        return f"{self.labeler} +meta" if self.metadata else self.labeler
 
     @property
     def measured_pages(self) -> int:
@@ -262,7 +269,7 @@ class PipelineRun:
     def as_json(self) -> dict[str, Any]:
         interval = self.pages_per_s_interval
         return {
-            "labeler": self.labeler, "workers": self.workers, "pages": self.pages,
+            "labeler": self.labeler, "metadata": self.metadata, "workers": self.workers, "pages": self.pages,
             "pages_per_repeat": self.pages_per_repeat, "repeats": self.repeats, "warmup_pages": self.warmup_pages,
             "errors": self.errors, "pages_per_s": self.pages_per_s,
             "pages_per_s_low": interval[0] if interval else None, "pages_per_s_high": interval[1] if interval else None,
@@ -305,6 +312,7 @@ def bench_pipeline(
     warmup_pages: int | None = None,
     repeats: int = 3,
     sub_stages: bool = True,
+    metadata: bool = False,
 ) -> PipelineRun:
     """Measure one configuration on ``records`` (dicts with ``html`` bytes, e.g. from :func:`as_bytes_records`).
 
@@ -316,7 +324,7 @@ def bench_pipeline(
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     batch_size = max(1, batch_size)
-    run = PipelineRun(labeler=labeler, workers=workers, pages=len(records), provider_requested=provider)
+    run = PipelineRun(labeler=labeler, workers=workers, pages=len(records), provider_requested=provider, metadata=metadata)
     if not records:
         run.skipped = "no pages"
         return run
@@ -328,7 +336,7 @@ def bench_pipeline(
     run.providers_used = session_providers(lab)
     # Worker processes build their own labeler from its name when they can (ORT sessions do not pickle).
     by_name = workers > 1 and provider is None and not takes_provider(labeler) and ":" not in labeler
-    kwargs = {"labeler": labeler if by_name else lab, "output": output, "batch_size": batch_size}
+    kwargs = {"labeler": labeler if by_name else lab, "output": output, "batch_size": batch_size, "metadata": metadata}
 
     def whole_batches(n: int) -> int:
         return -(-n // batch_size) * batch_size
@@ -418,9 +426,11 @@ def bench_matrix(
     batch_size: int = 16,
     warmup_pages: int | None = None,
     repeats: int = 3,
+    metadata_modes: Sequence[bool] = (False,),
     on_run: Callable[[PipelineRun], None] | None = None,
 ) -> list[PipelineRun]:
-    """Every labeler × provider × worker count; configurations that cannot run are kept with ``skipped``.
+    """Every labeler × provider × worker count × metadata on/off; configurations that cannot run are kept
+    with ``skipped``.
 
     A provider other than ``None`` is only tried on labelers whose factory takes ``providers`` (module
     doc); for the others one run without a provider request is made.
@@ -429,10 +439,10 @@ def bench_matrix(
     for name in labelers:
         wanted = list(providers) if takes_provider(name) else [None]
         for provider in dict.fromkeys(wanted):
-            for workers in dict.fromkeys(worker_counts):
+            for workers, metadata in itertools.product(dict.fromkeys(worker_counts), dict.fromkeys(metadata_modes)):
                 run = bench_pipeline(
                     records, name, provider=provider, workers=workers, output=output, batch_size=batch_size,
-                    warmup_pages=warmup_pages, repeats=repeats,
+                    warmup_pages=warmup_pages, repeats=repeats, metadata=metadata,
                 )  # fmt: skip
                 runs.append(run)
                 if on_run is not None:
@@ -486,13 +496,13 @@ def format_runs(
         if run.fallback:
             used = f"FALLBACK {used} (asked {run.provider_requested})"
         if run.skipped:
-            lines.append(f"{run.labeler:<18} {used:<26} {run.workers:>7} skipped: {run.skipped}")
+            lines.append(f"{run.name:<18} {used:<26} {run.workers:>7} skipped: {run.skipped}")
             continue
         dollars, busy = cost.dollars_per_million, cpu_time_cost(run, prices)
         cell = f"{dollars:10.2f}" if dollars is not None else f"{'-':>10}"
         cell += f" {busy:10.2f}" if busy is not None else f" {'-':>10}"
         lines.append(
-            f"{run.labeler:<18} {used:<26} {run.workers:>7} {f'{run.pages_per_repeat}×{run.repeats}':>9} "
+            f"{run.name:<18} {used:<26} {run.workers:>7} {f'{run.pages_per_repeat}×{run.repeats}':>9} "
             f"{_rate_cell(run):>15} {run.pages_per_core_s or 0:8.1f} "
             f"{_ms(percentile(run.latencies, 50)) or 0:7.1f} {_ms(percentile(run.latencies, 95)) or 0:7.1f} "
             f"{run.peak_rss / 2**20:7.0f}MB {cell}  {cost.describe()}"
@@ -501,7 +511,7 @@ def format_runs(
     for run in runs:
         if not run.skipped and run.startup_seconds is not None:
             lines.append(
-                f"start-up: {run.labeler}, {run.workers} worker(s): {run.startup_seconds:.2f} s until the first result "
+                f"start-up: {run.name}, {run.workers} worker(s): {run.startup_seconds:.2f} s until the first result "
                 f"(process/worker start, model load, first batch); warm-up {run.warmup_pages} pages, not counted"
             )
     for run in runs:
@@ -509,7 +519,7 @@ def format_runs(
             continue
         total = sum(run.stage_seconds.values()) or 1.0
         lines.append("")
-        lines.append(f"stages: {run.labeler}, {run.workers} worker(s), {run.measured_pages} measured pages")
+        lines.append(f"stages: {run.name}, {run.workers} worker(s), {run.measured_pages} measured pages")
         lines.append(f"  {'stage':<12} {'seconds':>8} {'pages/s':>9} {'share':>6}")
         rates = run.stage_rates()
         for key, seconds in run.stage_seconds.items():
@@ -648,6 +658,7 @@ def run_bench(
     roofline: bool = True,
     tokenizer_file: str | None = None,
     assumptions: Any = None,
+    metadata_modes: Sequence[bool] = (False,),
     on_run: Callable[[PipelineRun], None] | None = None,
     cascade_bigs: Sequence[str] = (),
 ) -> BenchReport:
@@ -657,6 +668,7 @@ def run_bench(
     ``providers`` default to all of ONNX Runtime's available ones (they only apply to exported model
     directories); ``workers`` (N) defaults to the CPUs this process may use. ``machine_price`` prices the
     measured runs as a whole machine; the roofline's GPUs keep their own prices from ``prices``.
+    ``metadata_modes``: ``(False, True)`` measures every configuration with page metadata off and on (its cost).
     """
     from extract_trt.eval.roofline import Assumptions, roofline_report
 
@@ -671,6 +683,7 @@ def run_bench(
         batch_size=batch_size,
         warmup_pages=warmup_pages,
         repeats=repeats,
+        metadata_modes=metadata_modes,
         on_run=on_run,
     )
     report = BenchReport(runs, prices, machine_price, environment=environment())

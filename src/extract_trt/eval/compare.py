@@ -122,7 +122,7 @@ class Comparison:
             if not moved:
                 continue
             lines += ["", f"### {name}: the {len(moved)} pages that moved most", "",
-                      f"| page | A | B | B − A | url |", "|---|---:|---:|---:|---|"]  # fmt: skip
+                      "| page | A | B | B − A | url |", "|---|---:|---:|---:|---|"]  # fmt: skip
             lines += [f"| {p.id} | {p.before:.4f} | {p.after:.4f} | {p.difference:+.4f} | {p.url or ''} |" for p in moved]
             for p in moved[:diffs]:
                 diff = p.text_diff()

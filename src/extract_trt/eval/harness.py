@@ -45,11 +45,16 @@ OURS_NAMES = ("default", "heuristic", "annotation")
 
 @dataclass(slots=True)
 class Prediction:
-    """A candidate's output for one record: the string scored, its per-page seconds, and an error."""
+    """A candidate's output for one record: the string scored, its per-page seconds, and an error; the
+    page's metadata (:meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict` keys) when the candidate
+    extracts it, with the seconds that took (not in ``seconds``; the CPU-time speed of a candidate
+    counts both)."""
 
     output: str
     seconds: float
     error: str | None = None
+    metadata: dict[str, Any] | None = None
+    metadata_seconds: float | None = None
 
 
 @runtime_checkable
@@ -90,6 +95,8 @@ class ExtractorCandidate:
             # main_html again (0.8 ms of a 10 ms page); Markdown is scored in WebMainBench's own conversion
             # of main_html
             self.extractor.outputs = ("text",) if all(r.wants == "text" for r in records) else ("html",)
+            # page metadata read (and timed) only on datasets that score it
+            self.extractor.metadata = any(r.metadata for r in records)
         inputs = ({"id": r.id, "url": r.url, "html": self._html(r)} for r in records)
         out = []
         for record, result in zip(records, self.extractor.extract_many(inputs)):
@@ -100,7 +107,12 @@ class ExtractorCandidate:
                 text = result.text
             else:
                 text = convert.to_text(result.main_html)
-            out.append(Prediction(text, result.seconds + time.perf_counter() - t0, result.error))
+            prediction = Prediction(text, result.seconds + time.perf_counter() - t0, result.error)
+            if result.metadata is not None:  # timed apart, as for the peers
+                prediction.metadata = result.metadata.as_dict()
+                prediction.metadata_seconds = result.timings.get("metadata", 0.0)
+                prediction.seconds -= prediction.metadata_seconds
+            out.append(prediction)
         return out
 
 
@@ -121,6 +133,13 @@ class PeerCandidate:
             except Exception as exc:  # a peer crashing on one page must not stop the evaluation
                 out.append(Prediction("", 0.0, f"{type(exc).__name__}: {exc}"))
             out[-1].seconds = time.perf_counter() - t0
+            if record.metadata and self.peer.metadata is not None:
+                t0 = time.perf_counter()
+                try:
+                    out[-1].metadata = self.peer.metadata(record)
+                except Exception:  # scored as saying nothing
+                    out[-1].metadata = {}
+                out[-1].metadata_seconds = time.perf_counter() - t0
         return out
 
 
@@ -191,7 +210,17 @@ def score_page(
         row.rouge5_pulpie = metrics.rouge_n_pulpie(out.strip(), gt)
     if record.with_snippets or record.without_snippets:
         row.snippets = metrics.snippet_counts(out, record.with_snippets, record.without_snippets)
+    if record.metadata and prediction.metadata is not None:
+        row.metadata = {
+            name: metrics.metadata_outcome(_as_text(prediction.metadata.get(name)), truth, name)
+            for name, truth in record.metadata.items()
+        }
+        row.metadata_seconds = prediction.metadata_seconds
     return row
+
+
+def _as_text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _chunks(records: Iterable[EvalRecord], size: int) -> Iterator[list[EvalRecord]]:

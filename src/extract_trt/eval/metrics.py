@@ -9,6 +9,10 @@
   (``str.split()``), same n-gram overlap; **an empty side (both empty included) → 0**.
 * :func:`word_f1` — WCXB: bags (multisets) of ``re.findall(r"\\w+", text.lower())``, precision/recall/F1
   of the bag overlap; **both empty → 1.0**, one empty → 0.
+* :func:`metadata_outcome` — page metadata (title, author, publication date) against the dataset's:
+  ``exact`` (the same string after stripping; dates: the same day), ``normalised`` (titles and authors:
+  the same sequence of casefolded NFKC ``\\w+`` words, "and"/"by" dropped from authors — so case,
+  whitespace and punctuation do not count; dates: the same day), ``none`` (nothing said) or ``wrong``.
 * :func:`snippet_counts` — how many ``with`` snippets occur in the prediction and how many ``without``
   snippets wrongly do. Matching is a substring test after collapsing every whitespace run to one space on
   both sides (extractors differ in line breaking, snippets do not), counted twice: case-sensitive
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +37,9 @@ from functools import lru_cache
 __all__ = [
     "Score",
     "SnippetCounts",
+    "METADATA_FIELDS",
     "jieba_tokens",
+    "metadata_outcome",
     "ngram_overlap",
     "rouge_n_pulpie",
     "rouge_n_webmainbench",
@@ -186,3 +193,25 @@ def snippet_counts(prediction: str, with_snippets: Sequence[str], without_snippe
         with_found_nocase=sum(s.casefold() in folded for s in wanted),
         without_kept_nocase=sum(s.casefold() in folded for s in unwanted),
     )
+
+
+#: Metadata fields scored, and the dataset key holding each one's ground truth.
+METADATA_FIELDS = {"title": "title", "author": "author", "date": "publish_date"}
+_AUTHOR_FILLER = frozenset({"and", "by"})
+
+
+def _metadata_words(value: str, field: str) -> list[str]:
+    tokens = re.findall(r"\w+", unicodedata.normalize("NFKC", value).casefold())
+    return [t for t in tokens if t not in _AUTHOR_FILLER] if field == "author" else tokens
+
+
+def metadata_outcome(prediction: str | None, truth: str, field: str) -> str:
+    """``"exact"``, ``"normalised"``, ``"none"`` or ``"wrong"`` for one field of one page (module doc)."""
+    predicted = (prediction or "").strip()
+    if not predicted:
+        return "none"
+    if field == "date":
+        return "exact" if predicted[:10] == truth.strip()[:10] else "wrong"
+    if predicted == truth.strip():
+        return "exact"
+    return "normalised" if _metadata_words(predicted, field) == _metadata_words(truth, field) else "wrong"

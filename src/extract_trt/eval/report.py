@@ -65,6 +65,8 @@ class PageRow:
     rouge5_pulpie: Score | None = None
     snippets: SnippetCounts | None = None
     text: str | None = None  # the scored prediction, kept with ``evaluate(keep_text=True)`` (``--save-text``)
+    metadata: dict[str, str] | None = None  # field → exact / normalised / none / wrong (metrics.metadata_outcome)
+    metadata_seconds: float | None = None
 
     def value(self, metric: str) -> float | None:
         """The page's value of a :data:`METRICS` key (``None`` when the page has no such score)."""
@@ -101,6 +103,8 @@ class PageRow:
                        with_found_nocase=s.with_found_nocase, without_kept_nocase=s.without_kept_nocase)  # fmt: skip
         if self.text is not None:
             out["text"] = self.text
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
         return out
 
 
@@ -246,6 +250,46 @@ class Report:
             }  # fmt: skip
         return out
 
+    def metadata_summary(self) -> dict[str, dict[str, Any]]:
+        """extractor → field → ``pages`` (with a ground truth for the field), the shares ``exact``,
+        ``normalised`` (exact included), ``none`` (said nothing) and ``wrong``; plus ``ms_per_page``, the
+        mean seconds its metadata took. Only extractors that extract metadata; empty when no page has a
+        metadata ground truth."""
+        out: dict[str, dict[str, Any]] = {}
+        for info in self.candidates:
+            rows = [r for r in self.rows_of(info.name) if r.metadata is not None]
+            if not rows:
+                continue
+            fields: dict[str, Any] = {}
+            for name in dict.fromkeys(k for r in rows for k in r.metadata):
+                outcomes = Counter(r.metadata[name] for r in rows if name in r.metadata)
+                n = sum(outcomes.values())
+                fields[name] = {
+                    "pages": n, "exact": outcomes["exact"] / n, "normalised": (outcomes["exact"] + outcomes["normalised"]) / n,
+                    "none": outcomes["none"] / n, "wrong": outcomes["wrong"] / n,
+                }  # fmt: skip
+            seconds = [r.metadata_seconds for r in rows if r.metadata_seconds is not None]
+            fields["ms_per_page"] = mean(seconds) * 1e3 if seconds else None
+            out[info.name] = fields
+        return out
+
+    def _metadata_markdown(self) -> list[str]:
+        summary = self.metadata_summary()
+        if not summary:
+            return []
+        lines = ["", "### Metadata", "", "| extractor | field | pages | exact | normalised | says nothing | wrong |",
+                 "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for name, fields in summary.items():
+            for field_name, f in fields.items():
+                if field_name == "ms_per_page":
+                    continue
+                lines.append(f"| {name} | {field_name} | {f['pages']} | {f['exact']:.3f} | {f['normalised']:.3f} "
+                             f"| {f['none']:.3f} | {f['wrong']:.3f} |")  # fmt: skip
+        lines += ["", "* exact: the same string (dates: the same day); normalised: the same words, case, whitespace and "
+                      "punctuation aside (dates: the same day); shares of the pages whose ground truth has the field"]  # fmt: skip
+        lines += [f"* {name}: metadata {_fmt(f['ms_per_page'], 2)} ms per page" for name, f in summary.items()]
+        return lines
+
     def breakdown_keys(self) -> list[str]:
         return [k for k in BREAKDOWN_KEYS if any(k in r.meta for r in self.rows)]
 
@@ -302,6 +346,7 @@ class Report:
                     for r in rows:
                         err = (r.error or "").replace("|", "/")[:60]
                         lines.append(f"| {r.id} | {_fmt(r.value(headline))} | {r.chars} | {err} | {r.url or ''} |")
+        lines += self._metadata_markdown()
         if self.skipped:
             lines += ["", "Skipped:"] + [f"* {name}: {reason}" for name, reason in self.skipped.items()]
         return "\n".join(lines) + "\n"
@@ -346,6 +391,7 @@ class Report:
                 **{key: {v: self.paired(key, v) for v in self.group_values(key)} for key in self.breakdown_keys()},
             },
             "worst": {info.name: [r.id for r in self.worst(info.name)] for info in self.candidates},
+            "metadata": self.metadata_summary(),
             "skipped": self.skipped,
         }
 

@@ -48,9 +48,8 @@ def process_extractor(labeler: str = "default", output: Sequence[OutputFormat] =
 
 def metadata_dict(result: Result) -> dict[str, Any] | None:
     """The page metadata of ``result`` as a dict (``PageMetadata.as_dict()``), or ``None`` when the result
-    has none (a failed page, or a build without page metadata)."""
-    metadata = getattr(result, "metadata", None)  # Result.metadata arrives with the page-metadata work (issue 29)
-    return metadata.as_dict() if metadata is not None else None
+    has none (a failed page, or an extractor built without ``metadata=True``)."""
+    return result.metadata.as_dict() if result.metadata is not None else None
 
 
 def extract_columns(

@@ -8,7 +8,7 @@
 
 Defaults are what corpus pipelines use: the built-in model's precision threshold
 (``block-model-precision``), plain text, no reader comments, the page metadata under
-``doc.metadata["extract_trt"]`` (when the build has page metadata).
+``doc.metadata["extract_trt"]`` (``metadata=True``, the default here).
 
 Unlike datatrove's base step, which sends every document to a sandbox process and back, this step runs
 the extractor in the pipeline's own process: ``Extractor`` already stops a page at its time budget
@@ -75,7 +75,10 @@ class ExtractTrt(BaseExtractor):
         self.extractor_options = extractor_options
 
     def _extractor(self) -> Extractor:
-        return process_extractor(self.labeler, output=(self.output_format,), time_budget=self.timeout, **self.extractor_options)
+        return process_extractor(
+            self.labeler, output=(self.output_format,), time_budget=self.timeout, metadata=self.metadata,
+            **self.extractor_options,
+        )  # fmt: skip
 
     def extract(self, text: str) -> str:
         """The main content of one HTML page (``""`` when it yields none or fails)."""

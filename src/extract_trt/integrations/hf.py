@@ -50,6 +50,6 @@ class ExtractBatch:
     def __call__(self, batch: Mapping[str, list]) -> dict[str, list]:
         if self.html_column not in batch:
             raise KeyError(f"the batch has no column {self.html_column!r} (columns: {', '.join(batch)})")
-        extractor = process_extractor(self.labeler, output=tuple(self.output), **dict(self.extractor_options))
+        extractor = process_extractor(self.labeler, output=tuple(self.output), metadata=self.metadata, **dict(self.extractor_options))
         urls = batch[self.url_column] if self.url_column else None
         return extract_columns(extractor, batch[self.html_column], urls, with_metadata=self.metadata)

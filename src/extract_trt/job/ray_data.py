@@ -240,7 +240,8 @@ def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any], router: str | No
     """Split stage 1: decode + simplify; adds ``blocks`` (the pickled result so far and the blocks without
     the DOM tree) and ``digest``; with a cascade ``router`` spec also ``small_labels`` (pickled) and
     ``routed`` (the page goes to the big model)."""
-    extractor = Extractor(**extractor_kwargs)
+    # page metadata is read by _finish, which parses the page again; here it would only be shipped around
+    extractor = Extractor(**{**extractor_kwargs, "metadata": False})
     blobs: list[bytes | None] = []
     digests: list[str | None] = []
     prepared: dict[int, PageBlocks] = {}
