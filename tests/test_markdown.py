@@ -63,13 +63,13 @@ def test_marks_close_and_reopen_around_line_breaks() -> None:
 
 def test_links() -> None:
     html = '<p><a href="/a b" title="T">x</a> <a href="#top">top</a> <a href="">e</a> <a href="/p(1)">p</a></p>'
-    assert to_markdown(html) == '[x](/a%20b "T") top e [p](/p\\(1\\))'
+    assert to_markdown(html) == '[x](</a%20b> "T") top e [p](</p(1)>)'
     assert to_markdown(html, links=False) == "x top e p"
 
 
 def test_link_spanning_blocks_links_its_first_line() -> None:
     html = '<a href="/post"><div><h3>Card title</h3><p>Summary text</p></div></a>'
-    assert to_markdown(html) == "### [Card title](/post)\n\nSummary text"
+    assert to_markdown(html) == "### [Card title](</post>)\n\nSummary text"
 
 
 def test_nested_links_keep_both_urls() -> None:
@@ -84,7 +84,7 @@ def test_nested_links_keep_both_urls() -> None:
 
     writer = MarkdownWriter()
     walk(root, writer)
-    assert writer.result() == "[out](/o) [in](/i) more"
+    assert writer.result() == "[out](</o>) [in](</i>) more"
 
 
 def test_link_whose_text_is_its_url_is_written_bare() -> None:
@@ -96,7 +96,7 @@ def test_images_spacers_and_lazy_sources() -> None:
         '<p><img src="/a.png" alt="A [1]"><img src="/spacer.gif"><img src="/b.png" width="1">'
         '<img src="data:image/gif;base64,R0" data-src="/lazy.jpg" alt="L"><a href="/x"><img src="/c.png"></a></p>'
     )
-    assert to_markdown(html) == "![A \\[1\\]](/a.png)![L](/lazy.jpg)[![](/c.png)](/x)"
+    assert to_markdown(html) == "![A \\[1\\]](</a.png>)![L](</lazy.jpg>)[![](</c.png>)](</x>)"
     assert to_markdown(html, images=False) == ""
 
 
@@ -179,7 +179,7 @@ def test_skipped_and_kept_elements() -> None:
         "<p>a<script>x()</script><select><option>Opt</option></select><noscript><img src=/n.png></noscript>"
         "<svg><desc>svg text</desc></svg> <video><source src=v.mp4><track>caption</track></video></p>"
     )
-    assert to_markdown(html) == "a![](/n.png)svg text caption"
+    assert to_markdown(html) == "a![](</n.png>)svg text caption"
 
 
 def test_wrappers_are_transparent_and_blanks_follow_the_main_html() -> None:
@@ -187,7 +187,7 @@ def test_wrappers_are_transparent_and_blanks_follow_the_main_html() -> None:
     page = simplify(html)
     main = reconstruct_main(page, Labels(np.ones(len(page), dtype=bool), "t"))
     assert "cc-alg-uc-text" not in main.html
-    assert to_markdown(main) == to_markdown(main.html) == "First block\n\ntail text [link](/x)\n\nSecond"
+    assert to_markdown(main) == to_markdown(main.html) == "First block\n\ntail text [link](</x>)\n\nSecond"
     assert to_text(main) == to_text(main.html)
 
 

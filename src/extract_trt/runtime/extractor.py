@@ -25,7 +25,6 @@ from extract_trt.runtime.limits import (
     run_within,
 )
 from extract_trt.runtime.reconstruct import reconstruct_main
-from extract_trt.runtime.sanitize import sanitize_markdown
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
 
@@ -94,7 +93,8 @@ class Extractor:
             defaults in :mod:`extract_trt.runtime.limits`.
         keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
             ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
-            and Markdown are sanitised (:mod:`extract_trt.runtime.sanitize`).
+            is sanitised (:mod:`extract_trt.runtime.sanitize`). Markdown is always safe (its writer
+            escapes text and allow-lists link schemes: :mod:`extract_trt.runtime.markdown`).
         pause_gc: pause CPython's cyclic garbage collector while :meth:`extract_many` works on a page
             (prepare, label, finish), never across a ``yield``. A finished page's tree is freed by
             reference counting (:meth:`PreparedPage.release`), so collections in the middle of a page
@@ -302,8 +302,6 @@ class Extractor:
             t1 = time.perf_counter()
             if "markdown" in self.outputs:  # converted from the kept tree: main_html is not parsed again
                 result.markdown = convert.to_markdown(main, links=self.links, images=self.images)
-                if not self.keep_markup:
-                    result.markdown = sanitize_markdown(result.markdown)
             if "text" in self.outputs:
                 result.text = convert.to_text(main)
             t2 = time.perf_counter()

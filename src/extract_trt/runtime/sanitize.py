@@ -30,11 +30,9 @@ elsewhere):
   unescape) are replaced by an unescape of URLs only that percent-encodes the ``"``, ``<`` and ``>`` it
   produces (an ``&quot;`` in a URL must not close the attribute).
 
-Markdown (:func:`sanitize_markdown`, applied to the html2text output): text that a Markdown renderer
-would turn into active content is neutralised outside code spans and fenced code — ``<`` before a
-letter, ``/``, ``!`` or ``?`` is escaped (raw HTML, autolinks), and an inline link ``](…)`` or a link
-reference definition whose destination has an unsafe scheme is broken with a backslash. Plain text has
-no active content.
+Markdown is safe by construction, whatever ``keep_markup`` says: its writer escapes every text run for
+its context and allow-lists link schemes (:mod:`extract_trt.runtime.markdown`), so nothing is repaired
+afterwards. Plain text has no active content.
 
 :func:`active_content` audits finished HTML the way a browser would read it (an independent Lexbor
 parse); the tests and ``scripts/fuzz.py`` hold every sanitised output to it.
@@ -54,7 +52,6 @@ __all__ = [
     "URL_ATTRS",
     "active_content",
     "is_unsafe_url",
-    "sanitize_markdown",
     "sanitize_tree",
 ]
 
@@ -72,8 +69,6 @@ _SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 _IMAGE_ATTRS = frozenset({"src", "srcset", "imagesrcset", "poster"})
 _DROPPED_ATTRS = frozenset({"srcdoc", "_item_id", "cc-block-type"})
 _SCRIPT_SCHEMES = ("javascript:", "vbscript:", "livescript:", "mocha:")
-# first letters of the schemes a link destination must not have (the scripting ones and data:)
-_UNSAFE_SCHEME_INITIALS = frozenset(c for s in (*_SCRIPT_SCHEMES, "data:") for c in (s[0], s[0].upper()))
 _IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
 _UNSAFE_CSS = re.compile(r"expression\(|javascript:|vbscript:|-moz-binding|behavior:|\\")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
@@ -197,76 +192,3 @@ def active_content(html: str) -> list[str]:
             if name.lower() not in ("_item_id", "cc-block-type") and _unsafe_attr(name.lower(), value or ""):
                 found.append(f"{tag}[{name}]")
     return found
-
-
-# ── Markdown ────────────────────────────────────────────────────────────────────
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-_INLINE_DEST = re.compile(r"\]\(\s*<?")
-_REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]]*)\]:[ \t]*<?")
-
-
-def _unsafe_destination(text: str) -> bool:
-    first = text[:1]
-    # most links: a first character that is neither ignored in a URL nor an unsafe scheme's first letter
-    if first > " " and first != "\x7f" and first not in _UNSAFE_SCHEME_INITIALS:
-        return False
-    head = _IGNORED_IN_URL.sub("", text[:64]).lower()
-    if head.startswith(_SCRIPT_SCHEMES):
-        return True
-    return head.startswith("data:") and not head.startswith("data:image/")
-
-
-def _neutralise(segment: str) -> str:
-    if "](" in segment:
-        out: list[str] = []
-        last = 0
-        for match in _INLINE_DEST.finditer(segment):
-            if _unsafe_destination(segment[match.end() :]):
-                out.append(segment[last : match.start()] + "]\\(")
-                last = match.start() + 2
-        out.append(segment[last:])
-        segment = "".join(out)
-    return _TAG_START.sub(r"\\<", segment) if "<" in segment else segment
-
-
-def _sanitize_line(line: str) -> str:
-    definition = _REF_DEFINITION.match(line)
-    if definition and _unsafe_destination(line[definition.end() :]):
-        line = f"{definition.group(1)}\\{line[len(definition.group(1)) :]}"
-    if "`" not in line:
-        return _neutralise(line)
-    out: list[str] = []
-    last = 0
-    for span in _CODE_SPAN.finditer(line):
-        out.append(_neutralise(line[last : span.start()]))
-        out.append(span.group(0))
-        last = span.end()
-    out.append(_neutralise(line[last:]))
-    return "".join(out)
-
-
-def sanitize_markdown(markdown: str) -> str:
-    """``markdown`` with raw HTML, autolinks and unsafe link destinations neutralised (module docstring)."""
-    if "<" not in markdown and "](" not in markdown and "]:" not in markdown:
-        return markdown
-    out: list[str] = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        if "```" not in line and "~~~" not in line:  # not a fence line: most lines, checked without regexes
-            unchanged = fence is not None or ("<" not in line and "](" not in line and "]:" not in line)
-            out.append(line if unchanged else _sanitize_line(line))
-            continue
-        marker = _FENCE.match(line)
-        if fence is not None:
-            if marker and marker.group(1) == fence:
-                fence = None
-            out.append(line)
-        elif marker:
-            fence = marker.group(1)
-            out.append(line)
-        else:
-            out.append(_sanitize_line(line))
-    return "\n".join(out)
