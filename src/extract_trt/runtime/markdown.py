@@ -235,7 +235,9 @@ def escape_text(text: str) -> str:
     """``text`` (one run of page text) with every character that could start Markdown syntax beyond
     emphasis escaped: backslashes, backticks, brackets, ``<`` of a possible tag and ``&`` of a possible
     entity (see :data:`_TEXT_SPECIALS`)."""
-    return _TEXT_SPECIALS.sub(r"\\\g<0>", text)
+    if "\\" in text or "`" in text or "[" in text or "]" in text or "<" in text or "&" in text:
+        return _TEXT_SPECIALS.sub(r"\\\g<0>", text)
+    return text  # most runs: six substring tests are ten times faster than the regex finding nothing
 
 
 def _escape_line_start(text: str) -> str:
@@ -263,7 +265,9 @@ def safe_url(url: str) -> str | None:
     scheme = _SCHEME.match(url)
     if scheme is not None and scheme.group(1).lower() not in LINK_SCHEMES:
         return None
-    return "<" + _DESTINATION_SPECIALS.sub(r"\\\g<0>", url) + ">"
+    if "\\" in url or "<" in url or ">" in url or "&" in url:
+        url = _DESTINATION_SPECIALS.sub(r"\\\g<0>", url)
+    return "<" + url + ">"
 
 
 def _longest_run(text: str) -> int:
