@@ -14,7 +14,7 @@ from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.simplify_v1 import DRIPPER_V1
 from extract_trt.runtime.types import Labels
 
-from hostile_pages import XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
+from hostile_pages import DATA, XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
 from markdown_render import markdown_violations
 
 SANITISED = Extractor(labeler=AllMain(), output=("html", "markdown", "text"))
@@ -147,3 +147,38 @@ def test_markdown_of_text_that_looks_like_markup() -> None:
         markdown = extractor.extract(html).markdown
         assert "\\[click\\](javascript:alert(1))" in markdown and "\\<img src=x onerror=alert(2)>" in markdown
         assert markdown_violations(markdown) == []
+
+
+class _EveryThirdOther:
+    """Labels two blocks in three main: reconstruction keeps parts of the page (ancestors, <br> recall)."""
+
+    name = "alternate"
+
+    def label(self, pages):
+        return [Labels(np.arange(len(p)) % 3 != 1, self.name) for p in pages]
+
+
+def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults() -> None:
+    # Digests of keep_markup main HTML written by the code before the safer defaults (tests/fixtures/
+    # keep_markup_digests.json: the bundled sample pages and the first 12 wcxb-dev pages, two labelers).
+    import gzip
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import extract_trt
+
+    expected = json.loads((Path(__file__).parent / "fixtures" / "keep_markup_digests.json").read_text())
+    pages = [(f"sample:{p.name}", p.read_text(encoding="utf-8"))
+             for p in sorted((Path(extract_trt.__file__).parent / "samples").glob("*.html"))]  # fmt: skip
+    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for _, line in zip(range(12), fh):
+            record = json.loads(line)
+            pages.append((f"wcxb-dev:{record['id']}", record["html"]))
+    got = {}
+    for labeler in (AllMain(), _EveryThirdOther()):
+        extractor = Extractor(labeler=labeler, output="html", keep_markup=True, time_budget=None)
+        for name, html in pages:
+            result = extractor.extract(html)
+            got[f"{labeler.name}|{name}"] = hashlib.sha256(result.main_html.encode("utf-8")).hexdigest()
+    assert got == expected
