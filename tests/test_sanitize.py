@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import extract_trt
 from extract_trt import Extractor
 from extract_trt.runtime.reconstruct import reconstruct
 from extract_trt.runtime.sanitize import active_content, is_unsafe_url
@@ -161,13 +166,6 @@ class _EveryThirdOther:
 def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults() -> None:
     # Digests of keep_markup main HTML written by the code before the safer defaults (tests/fixtures/
     # keep_markup_digests.json: the bundled sample pages and the first 12 wcxb-dev pages, two labelers).
-    import gzip
-    import hashlib
-    import json
-    from pathlib import Path
-
-    import extract_trt
-
     expected = json.loads((Path(__file__).parent / "fixtures" / "keep_markup_digests.json").read_text())
     pages = [(f"sample:{p.name}", p.read_text(encoding="utf-8"))
              for p in sorted((Path(extract_trt.__file__).parent / "samples").glob("*.html"))]  # fmt: skip
@@ -182,3 +180,16 @@ def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults() 
             result = extractor.extract(html)
             got[f"{labeler.name}|{name}"] = hashlib.sha256(result.main_html.encode("utf-8")).hexdigest()
     assert got == expected
+
+
+def test_cli_item_ids_flag(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    page = tmp_path / "page.jsonl"
+    page.write_text(json.dumps({"id": "a", "html": in_page("<p>Hello world.</p>")}) + "\n")
+    run = lambda *flags: json.loads(CliRunner().invoke(  # noqa: E731
+        app, ["extract", str(page), "-f", "html", "-l", "heuristic", *flags], catch_exceptions=False
+    ).stdout)["main_html"]
+    assert item_ids(run()) == [] and item_ids(run("--item-ids")) != [] and item_ids(run("--keep-markup")) != []
