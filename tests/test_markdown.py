@@ -18,6 +18,7 @@ from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels
 
 from html2text_oracle import html2text_markdown, word_f1
+from markdown_render import markdown_violations, render
 
 DATA = Path("/work/shared/data")
 
@@ -110,7 +111,18 @@ def test_text_that_looks_like_markdown_is_escaped_at_line_start() -> None:
 
 def test_nested_lists() -> None:
     html = '<ul><li>one<ol start="3"><li>three</li><li>four</li></ol>after</li><li><p>two</p></li><li></li></ul>'
-    assert to_markdown(html) == "* one\n  3. three\n  4. four\n\n  after\n* two"
+    # a list whose first item is numbered other than 1 cannot interrupt a paragraph: a blank line before it
+    assert to_markdown(html) == "* one\n\n  3. three\n  4. four\n\n  after\n* two"
+    assert to_markdown(html.replace(' start="3"', "")) == "* one\n  1. three\n  2. four\n\n  after\n* two"
+
+
+def test_numbered_items_after_text_or_empty_items_still_start_a_list() -> None:
+    # Otherwise the item (and a fenced block in it, raw) would be read as paragraph text.
+    for html in ("text<ol><li></li><li><pre>&lt;img src=x onerror=alert(1)&gt;</pre></li></ol>",
+                 "<ol><li><pre>x</pre></li>text<li><pre>&lt;img src=x onerror=alert(1)&gt;</pre></li></ol>",
+                 '<ol start="-5"><li><pre>&lt;b&gt;</pre></li></ol>',
+                 '<ol start="12345678901"><li><pre>&lt;b&gt;</pre></li></ol>'):  # fmt: skip
+        assert "<pre><code>" in render(to_markdown(html)) and markdown_violations(to_markdown(html)) == []
 
 
 def test_list_items_stay_tight_when_they_wrap_blocks() -> None:

@@ -121,14 +121,14 @@ def test_nesting_within_the_bound_is_kept() -> None:
 
 # --- fuzzed corpus -------------------------------------------------------------------------------------------
 
-_TEXT = ["x", " ", "`", "``", "```", "~~~", IMG, "&lt;", "&gt;", "&amp;", "&amp;#106;", "&amp;lt;script&amp;gt;", "[",
+_TEXT = ["x", " ", "`", "``", "```", "~", "~~~", IMG, "&lt;", "&gt;", "&amp;", "&amp;#106;", "&amp;lt;script&amp;gt;", "[",
          "]", "](", "(", ")", "javascript:alert(1)", "javascript\\:x", "\\", "!", "|", "---", ":--", "-", "*", "_",
          "#", "1.", ">", "<", "\n", "&#10;", "&quot;", "'", ":", "http://a.b/", "<!-- c -->", "&lt;!--", "&lt;?x",
          "&lt;/p&gt;", "&lt;http://x&gt;", "[r]: javascript:y"]  # fmt: skip
 _URLS = ["https://e.com/p?a=1&amp;b=2", "/rel", "javascript:alert(1)", "&#106;avascript:x", "JaVa&#x09;Script:x",
          "java\nscript:x", "data:text/html,x", "data:image/png;base64,AA", "/a>b", "/a\\b", "/a)b(", "#top", " ",
          "/x&amp;#106;", "vbscript:x", "mailto:a@b.c", "/a b", "http://x/&amp;#10;<y>"]  # fmt: skip
-_VOID = ["<br>", "<hr>"]
+_VOID = ["<br>", "<hr>", "<li></li>"]
 _CONTAINERS = ["p", "div", "blockquote", "ul", "ol", "li", "table", "tr", "td", "th", "code", "pre", "b", "em", "h2",
                "span", "a", "del", "q", "dl", "dt", "dd", "kbd"]  # fmt: skip
 
@@ -152,6 +152,8 @@ def _fragments(draw: st.DrawFn, depth: int = 0) -> str:
             if tag == "a":
                 url = draw(st.sampled_from(_URLS)).replace('"', "&quot;")
                 attrs = f' href="{url}" title="{draw(st.sampled_from(_TEXT)).replace(chr(34), "")}"'
+            elif tag == "ol":
+                attrs = f' start="{draw(st.sampled_from(["1", "3", "0", "-5", "12345678901"]))}"'
             parts.append(f"<{tag}{attrs}>{draw(_fragments(depth + 1))}</{tag}>")
     return "".join(parts)
 

@@ -10,9 +10,11 @@ artefacts):
   so there is never more than one blank line. ``<br>`` is a hard line break (``"  \\n"``), two in a row a
   paragraph break. ``<hr>`` is ``* * *``. Headings are ``#``…``######`` on one line (breaks inside a heading
   become spaces; empty headings vanish).
-* **Lists.** ``* `` for ``ul``, ``1. `` for ``ol`` (``start`` honoured); nested lists are indented by the
-  width of their parent's marker; content after a nested list continues the item as a new paragraph. A
-  ``<li>`` with nothing in it is dropped. ``dt`` starts a paragraph and ``dd`` continues it on a new line.
+* **Lists.** ``* `` for ``ul``, ``1. `` for ``ol`` (``start`` honoured from 1 to 999,999); nested lists are
+  indented by the width of their parent's marker; content after a nested list continues the item as a new
+  paragraph. A ``<li>`` with nothing in it is dropped. A numbered item that would follow paragraph text
+  (a list's first written item numbered other than 1, or an item after content between items) gets a
+  blank line before it: CommonMark would otherwise read it, and a fenced block in it, as paragraph text. ``dt`` starts a paragraph and ``dd`` continues it on a new line.
 * **Inline.** ``**strong**``/``**b**``, ``_em_``/``_i_``/``_u_``, ``~~del~~``, ``"q"``; marks are written
   around the text only (``a **b** c``, never ``a** b **c``), never empty, and closed and reopened across
   line breaks. ``[text](href "title")``: in-page (``#…``) and empty ``href`` are not links; a link that
@@ -48,7 +50,7 @@ close a code span, a link, an image or a reference definition, on this line or t
 letter, ``/``, ``!``, ``?`` or at the end of the run (raw HTML, autolinks, comments: the next run could
 continue it); ``&`` before ``#``, before ``name;`` or at the end of the run (an entity reference). A line
 that would start with a block marker (``#`` heading, ``>``, ``-``/``+``/``*`` bullet, ``1.``/``1)`` number,
-``:``/``|``/``-`` of a table delimiter row, ``~~~`` fence, ``=`` underline) gets a backslash, so page text
+``:``/``|``/``-`` of a table delimiter row, ``~`` of a fence, ``=`` underline) gets a backslash, so page text
 never turns into structure (and no delimiter row made of text can split a line with code spans into table
 cells). A ``!`` just before a link is escaped (it would make the link an image); two code spans in a row
 get a space between them. Emphasis characters are left as is (as html2text leaves them): at worst they
@@ -83,6 +85,7 @@ __all__ = [
     "MAX_NESTING",
     "MarkdownWriter",
     "escape_text",
+    "first_number",
     "image_source",
     "remove_spacer_images",
     "safe_url",
@@ -221,7 +224,7 @@ _TITLE_SPECIALS = re.compile(r'[\\"]')
 # Link destinations, written in ``<…>`` form: what would end the form early or be decoded by the renderer.
 _DESTINATION_SPECIALS = re.compile(r"[\\<>]|&(?=#|[A-Za-z0-9]+;)")
 # A line that starts with a block marker (heading, quote, bullet, number, fence, table delimiter row).
-_LINE_MARKER = re.compile(r"(?:#{1,6}|[+*])(?:\s|$)|[>:|=-]|~~~")
+_LINE_MARKER = re.compile(r"(?:#{1,6}|[+*])(?:\s|$)|[>:|=~-]")
 _LINE_NUMBER = re.compile(r"\d{1,9}(?=[.)](?:\s|$))")
 _BACKTICKS = re.compile(r"`+")
 _ABSOLUTE_URL = re.compile(r"[a-zA-Z+]+://")
@@ -238,6 +241,13 @@ def escape_text(text: str) -> str:
     if "\\" in text or "`" in text or "[" in text or "]" in text or "<" in text or "&" in text:
         return _TEXT_SPECIALS.sub(r"\\\g<0>", text)
     return text  # most runs: six substring tests are ten times faster than the regex finding nothing
+
+
+def first_number(node: Node) -> int:
+    """The number of an ``<ol>``'s first item: its ``start``, or 1 when that is missing, invalid or outside
+    1…999,999 (a list marker has at most 9 digits, and no sign)."""
+    start = node.attrs.get("start", "").strip()
+    return int(start) if start.isascii() and start.isdigit() and 0 < int(start) < 1_000_000 else 1
 
 
 def _escape_line_start(text: str) -> str:
@@ -325,7 +335,7 @@ class MarkdownWriter:
         self.marks: list[_Mark] = []
         self.heading = 0  # level of a heading whose marker is still to write
         self.inline = 0  # inside a heading or a pipe-table cell: breaks become spaces
-        self.lists: list[list] = []  # [owner node, ordered, next number, items seen]
+        self.lists: list[list] = []  # [owner node, ordered, next number, end of last written item]
         self.tables: list[_Table | None] = []  # pipe tables being collected; None for a layout table
         self.capture: list[str] | None = None  # text of the <pre> or inline code being collected
         self.capture_node: Node | None = None
@@ -357,13 +367,7 @@ class MarkdownWriter:
             self._open_item(node)
         elif kind == _LIST:
             self.brk(1 if self.lists else 2)
-            start = 1
-            if node.tag == "ol":
-                try:
-                    start = int(node.attrs.get("start") or 1)
-                except ValueError:
-                    pass
-            self.lists.append([node, node.tag == "ol", start, 0])
+            self.lists.append([node, node.tag == "ol", first_number(node), -1])
         elif kind == _HEADING:
             if not self.inline:
                 self.brk(2)
@@ -428,7 +432,9 @@ class MarkdownWriter:
             prefix = self.prefix
             if prefix and prefix[-1][2] is node:
                 if prefix.pop()[1]:
-                    self.bullets -= 1
+                    self.bullets -= 1  # an empty item: its bullet was never written
+                elif self.lists:
+                    self.lists[-1][3] = len(self.out)  # where the list's last written item ended (_open_item)
             self.brk(1)
         elif kind == _LIST:
             lists = self.lists
@@ -630,20 +636,20 @@ class MarkdownWriter:
 
     def _open_item(self, node: Node) -> None:
         lst = self.lists[-1] if self.lists else None
-        if lst is not None and lst[3] and self.written and not self.bullets:
-            self.pending = 1  # items of one list stay tight, whatever blocks ended the previous one
+        if lst is not None and lst[3] >= 0 and self.written and not self.bullets:
+            # Items of one list stay tight, whatever blocks ended the previous one; but after content
+            # between two items (outside both), a blank line: a numbered item cannot interrupt a paragraph.
+            self.pending = 1 if lst[3] == len(self.out) else 2
             self.space = False
+        elif lst is not None and lst[1] and lst[3] < 0 and lst[2] != 1:
+            self.brk(2)  # nor can a list's first written item numbered other than 1
         else:
             self.brk(1)
-        if lst is None:
-            bullet = "* "
+        if lst is not None and lst[1]:
+            bullet = f"{lst[2]}. "
+            lst[2] += 1
         else:
-            lst[3] += 1
-            if lst[1]:
-                bullet = f"{lst[2]}. "
-                lst[2] += 1
-            else:
-                bullet = "* "
+            bullet = "* "
         if self.inline or len(self.prefix) >= MAX_NESTING:
             return  # an item nested past the bound starts a line of the deepest written one
         self.prefix.append([" " * len(bullet), bullet, node])
