@@ -5,7 +5,8 @@
 Each execution extracts one input with a fresh-per-run Extractor (labelers alternate between one that
 keeps every block, which stresses reconstruction and sanitising, and the heuristic) and checks the
 properties of ``tests/hostile_pages.violations``: no exception, labels = blocks, output text made of
-the input's characters, no active content. An execution slower than ``--hang`` seconds counts as a hang.
+the input's characters, no active content in the main HTML, and none in the Markdown once rendered
+(markdown-it-py with raw HTML on and link validation off: ``tests/markdown_render.py``). An execution slower than ``--hang`` seconds counts as a hang.
 
 Inputs come from a corpus seeded with the hostile test pages, real pages from ../shared/data (cut to
 ``--seed-chars``) and random hostile pages; each step mutates a corpus entry (byte edits, hostile snippets,

@@ -282,12 +282,12 @@ def random_page(rng: random.Random) -> str | bytes:
 
 
 _ERROR = re.compile(r"^[A-Za-z]+Error: \S")
-_MARKDOWN_SCRIPT_LINK = re.compile(r"(?<!\\)\]\(\s*<?\s*(?:javascript|vbscript|data:text)", re.IGNORECASE)
 
 
 def violations(source: str, result) -> list[str]:
     """The fuzzing properties that ``result`` (of the page whose decoded text is ``source``) breaks."""
     from extract_trt.runtime.sanitize import active_content
+    from markdown_render import markdown_violations
 
     if result.error is not None:
         problems = [] if _ERROR.match(result.error) else [f"error not in 'Type: reason' form: {result.error[:80]}"]
@@ -302,17 +302,7 @@ def violations(source: str, result) -> list[str]:
     active = active_content(result.main_html)
     if active:
         problems.append(f"active content in main HTML: {active[:5]}")
-    if _MARKDOWN_SCRIPT_LINK.search(_outside_code(result.markdown)):
-        problems.append("script link in Markdown")
+    unsafe = markdown_violations(result.markdown)
+    if unsafe:
+        problems.append(f"active content in rendered Markdown: {unsafe[:5]}")
     return problems
-
-
-def _outside_code(markdown: str) -> str:
-    """``markdown`` without fenced code blocks and code spans (text there is shown, never linked)."""
-    kept, fenced = [], False
-    for line in markdown.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced:
-            kept.append(re.sub(r"(`+).*?\1", "", line))
-    return "\n".join(kept)

@@ -41,9 +41,9 @@ def test_markdown_structure() -> None:
     assert "## Section" in md
     assert "* apple" in md and "* banana" in md
     assert "1. one" in md and "2. two" in md
-    assert "[link](https://example.com/page)" in md
+    assert "[link](<https://example.com/page>)" in md
     assert "**bold**" in md
-    assert "![A photo](https://example.com/photo.jpg)" in md
+    assert "![A photo](<https://example.com/photo.jpg>)" in md
     assert "| Name | Age |\n| --- | --- |\n| Ann | 31 |" in md  # a GFM pipe table
     assert "```\ndef f(x):\n    return x + 1\n```" in md
     assert "`code()`" in md
@@ -55,13 +55,13 @@ def test_markdown_links_off() -> None:
     md = to_markdown(ARTICLE, links=False)
     assert "https://example.com/page" not in md
     assert "link" in md
-    assert "![A photo](https://example.com/photo.jpg)" in md
+    assert "![A photo](<https://example.com/photo.jpg>)" in md
 
 
 def test_markdown_images_off() -> None:
     md = to_markdown(ARTICLE, images=False)
     assert "photo.jpg" not in md and "![" not in md
-    assert "[link](https://example.com/page)" in md
+    assert "[link](<https://example.com/page>)" in md
 
 
 def test_markdown_links_and_images_off() -> None:
@@ -93,12 +93,12 @@ def test_markdown_removes_spacer_images() -> None:
         '<img src="/real/photo.png" alt="Real"></p>'
     )
     md = to_markdown(html)
-    assert md == "Text ![Real](/real/photo.png)"
+    assert md == "Text ![Real](</real/photo.png>)"
 
 
 def test_markdown_lazy_image_source() -> None:
     html = '<p><img src="data:image/gif;base64,R0lGOD" data-src="/big.jpg" alt="Lazy"></p>'
-    assert to_markdown(html) == "![Lazy](/big.jpg)"
+    assert to_markdown(html) == "![Lazy](</big.jpg>)"
 
 
 def test_markdown_drops_links_left_empty() -> None:

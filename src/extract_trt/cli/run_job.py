@@ -106,6 +106,9 @@ def run_job_command(
             help="Fill the metadata columns (title, author, date, ...; 12-17 % more time per page); off: null.",
         ),
     ] = False,
+    item_ids: Annotated[
+        bool, typer.Option("--item-ids", help="Keep the blocks' _item_id marks in the sanitised main_html.")
+    ] = False,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="If OUTPUT holds a job with other settings, delete its shards and start over.")
     ] = False,
@@ -186,6 +189,7 @@ def run_job_command(
             time_budget=time_budget or None,
             keep_markup=keep_markup,
             metadata=metadata,
+            item_ids=item_ids,
             html_field=html_field,
             workers=n_workers,
             batch_size=batch_size,

@@ -154,7 +154,8 @@ class JobConfig:
         output_dir: where the Parquet shards and ``manifest.json`` go.
         labeler / labeler_args: see :class:`NamedLabeler`.
         outputs: conversions to produce besides ``main_html`` (``markdown``, ``text``).
-        links / images / cutoff_length / max_bytes / time_budget / keep_markup / metadata: as for
+        links / images / cutoff_length / max_bytes / time_budget / keep_markup / metadata /
+        item_ids: as for
             :class:`~extract_trt.runtime.extractor.Extractor`.
         html_field: the JSONL field / Parquet column holding the page.
         workers: local pool processes, or the number of label actors in Ray mode.
@@ -177,6 +178,7 @@ class JobConfig:
     time_budget: float | None = DEFAULT_TIME_BUDGET
     keep_markup: bool = False
     metadata: bool = False
+    item_ids: bool = False
     html_field: str = "html"
     workers: int = 1
     batch_size: int = 16
@@ -216,6 +218,7 @@ class JobConfig:
             "time_budget": self.time_budget,
             "keep_markup": self.keep_markup,
             "metadata": self.metadata,
+            "item_ids": self.item_ids,
             "html_field": self.html_field,
         }
 
@@ -237,4 +240,5 @@ class JobConfig:
             "time_budget": self.time_budget,
             "keep_markup": self.keep_markup,
             "metadata": self.metadata,
+            "item_ids": self.item_ids,
         }

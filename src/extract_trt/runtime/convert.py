@@ -49,7 +49,7 @@ import html2text
 
 from extract_trt.runtime import dom
 from extract_trt.runtime.dom import Node, collapsed_parts, dropped_blank
-from extract_trt.runtime.markdown import MarkdownWriter, remove_spacer_images
+from extract_trt.runtime.markdown import MarkdownWriter, first_number, remove_spacer_images
 from extract_trt.runtime.reconstruct import MainContent
 
 try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
@@ -246,7 +246,7 @@ class _TextWriter:
                 self.rows[-1] += 1
         elif tag in _LIST_TAGS:
             self.brk(1 if self.lists else 2)
-            self.lists.append(_first_number(node) if tag == "ol" else 0)
+            self.lists.append(first_number(node) if tag == "ol" else 0)
         elif tag in _PRE_TAGS:
             self.brk(2)
             self.pre += 1
@@ -282,12 +282,6 @@ class _TextWriter:
 
     def result(self) -> str:
         return "".join(self.parts).rstrip().lstrip("\n")
-
-
-def _first_number(node: Node) -> int:
-    """The number of an ``<ol>``'s first item (its ``start``; 1 when missing, invalid or below 1)."""
-    start = node.attrs.get("start", "").strip()
-    return int(start) if start.isascii() and start.isdigit() and 0 < int(start) < 1_000_000 else 1
 
 
 def to_text(main: str | MainContent) -> str:

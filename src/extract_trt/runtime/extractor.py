@@ -26,7 +26,6 @@ from extract_trt.runtime.limits import (
 )
 from extract_trt.runtime.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
 from extract_trt.runtime.reconstruct import reconstruct_main
-from extract_trt.runtime.sanitize import sanitize_markdown
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
 
@@ -96,7 +95,10 @@ class Extractor:
             defaults in :mod:`extract_trt.runtime.limits`.
         keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
             ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
-            and Markdown are sanitised (:mod:`extract_trt.runtime.sanitize`).
+            is sanitised (:mod:`extract_trt.runtime.sanitize`). Markdown is always safe (its writer
+            escapes text and allow-lists link schemes: :mod:`extract_trt.runtime.markdown`).
+        item_ids: keep the blocks' ``_item_id`` marks in sanitised ``main_html`` (``keep_markup`` always
+            keeps them, as the reference does); by default they are left out.
         pause_gc: pause CPython's cyclic garbage collector while :meth:`extract_many` works on a page
             (prepare, label, finish), never across a ``yield``. A finished page's tree is freed by
             reference counting (:meth:`PreparedPage.release`), so collections in the middle of a page
@@ -124,6 +126,7 @@ class Extractor:
         max_blocks: int | None = DEFAULT_MAX_BLOCKS,
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         keep_markup: bool = False,
+        item_ids: bool = False,
         pause_gc: bool = True,
         metadata: bool = False,
     ) -> None:
@@ -145,6 +148,7 @@ class Extractor:
         self.max_blocks = max_blocks
         self.time_budget = time_budget
         self.keep_markup = keep_markup
+        self.item_ids = item_ids
         self.pause_gc = pause_gc
         self.metadata = metadata
         if metadata:
@@ -310,13 +314,13 @@ class Extractor:
         result = page.result
         try:
             t0 = time.perf_counter()
-            main = reconstruct_main(page.blocks, labels, sanitize=not self.keep_markup, html="html" in self.outputs)
+            main = reconstruct_main(
+                page.blocks, labels, sanitize=not self.keep_markup, item_ids=self.item_ids, html="html" in self.outputs
+            )
             result.main_html = main.html
             t1 = time.perf_counter()
             if "markdown" in self.outputs:  # converted from the kept tree: main_html is not parsed again
                 result.markdown = convert.to_markdown(main, links=self.links, images=self.images)
-                if not self.keep_markup:
-                    result.markdown = sanitize_markdown(result.markdown)
             if "text" in self.outputs:
                 result.text = convert.to_text(main)
             t2 = time.perf_counter()

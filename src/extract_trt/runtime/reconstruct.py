@@ -5,7 +5,8 @@ ancestors; a ``<br>`` right after a kept element or right before one is kept too
 with its tail text; ``cc-alg-uc-text`` wrappers are unwrapped; entities inside absolute ``href``/``src``
 URLs are unescaped (the Dripper v1.0 profile, spec §1.9: no ``<br>`` recall, the whole output
 unescaped). The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
-reference. Works on the :class:`~extract_trt.runtime.simplify.PageMap` tree directly: no re-serialising
+reference (sanitised output: the marks only when asked for). Works on the
+:class:`~extract_trt.runtime.simplify.PageMap` tree directly: no re-serialising
 and re-parsing of the whole page.
 """
 
@@ -38,17 +39,19 @@ class MainContent:
     keep: set[Node]
 
 
-def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False) -> str:
+def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False, item_ids: bool = False) -> str:
     """Main HTML of ``page`` for ``labels`` (one bool per block, block order).
 
     ``sanitize`` removes active content (:mod:`extract_trt.runtime.sanitize`) from the kept part of the
-    tree, in place, and unescapes URLs without letting them break out of their attribute; without it the
-    output is the reference's, byte for byte.
+    tree, in place, unescapes URLs without letting them break out of their attribute and leaves out the
+    ``_item_id`` marks unless ``item_ids``; without it the output is the reference's, byte for byte.
     """
-    return reconstruct_main(page, labels, sanitize=sanitize).html
+    return reconstruct_main(page, labels, sanitize=sanitize, item_ids=item_ids).html
 
 
-def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False, html: bool = True) -> MainContent:
+def reconstruct_main(
+    page: PageBlocks, labels: Labels, *, sanitize: bool = False, item_ids: bool = False, html: bool = True
+) -> MainContent:
     """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.convert`);
     ``html=False``: the tree only (``MainContent.html`` is ``""``), for callers that only convert it."""
     id_nodes = page.page_map.id_nodes
@@ -75,7 +78,7 @@ def reconstruct_main(page: PageBlocks, labels: Labels, *, sanitize: bool = False
         sanitize_tree(root, keep)
     if not html:
         return MainContent("", root, keep)
-    written = serialize(root, with_marks=True, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
+    written = serialize(root, with_marks=item_ids or not sanitize, keep=keep, unwrap=_UNWRAP, drop_blanks=True)
     if sanitize:  # never the whole-page unescape: it would turn escaped text into markup
         written = _unescape_urls(written, keep_closed=True)
     else:

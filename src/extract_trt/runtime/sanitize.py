@@ -5,16 +5,25 @@ kept part of the page tree just before it is serialised, so the reference serial
 elsewhere):
 
 * **Elements removed with their content** (their tail text stays, so no surrounding text is lost):
-  :data:`DROPPED_ELEMENTS` — ``script style iframe frame param base link meta portal fencedframe noembed``
-  and SVG's animation/event elements (``animate set animatemotion animatetransform animatecolor handler``
-  ``listener``), which can rewrite ``href`` to ``javascript:``.
+  :data:`DROPPED_ELEMENTS` — ``script style iframe frame param base link meta portal fencedframe noembed``,
+  SVG's animation/event elements (``animate set animatemotion animatetransform animatecolor handler``
+  ``listener``), which can rewrite ``href`` to ``javascript:``, and the form controls that hold no page
+  text: ``input``, ``select`` and ``datalist`` (a list of choices; plain text and Markdown leave them out
+  too).
+* **Forms become text** (:data:`FORM_ELEMENTS`): ``form`` and ``fieldset`` become ``section``, ``legend``,
+  ``option`` and ``optgroup`` ``div``, ``label``, ``button`` and ``output`` ``span``, ``textarea`` ``pre``,
+  each without its attributes (``action``, ``formaction``, ``method``, ``for`` …): the page's words stay,
+  laid out as before (plain text and Markdown are unchanged), but nothing can be typed in or submitted.
 * **Elements unwrapped** (tag and attributes removed, content kept and sanitised in turn):
   :data:`UNWRAPPED_ELEMENTS` — ``object embed applet frameset``. Their children are fallback content, or,
   after the libxml2 re-read the block scheme emulates (``<embed>`` is not void there), the text that
   followed them: page text either way.
 * **Attributes removed**: every ``on*`` event handler; ``srcdoc``; the pipeline's own marks ``_item_id``
-  and ``cc-block-type`` when the *input* carries them (the real marks are written from the tree, so every
-  ``_item_id`` in sanitised output is a real block id); a URL attribute (:data:`URL_ATTRS`, ``*:href``,
+  and ``cc-block-type`` when the *input* carries them (the real marks are written from the tree, and only
+  when asked for: ``Extractor(item_ids=True)``; so every ``_item_id`` in sanitised output is a real block
+  id); an ``id`` or ``name`` whose value is one of :data:`CLOBBERED_NAMES`, the properties of
+  ``document``, nodes and form elements that a named element would shadow (DOM clobbering:
+  ``<img name="cookie">`` makes ``document.cookie`` an element); a URL attribute (:data:`URL_ATTRS`, ``*:href``,
   ``srcset``) whose scheme is ``javascript:``, ``vbscript:``, ``livescript:``, ``mocha:`` or ``data:``
   — except ``data:image/…`` in ``src``/``srcset``/``poster`` (an inert image); a ``style`` with
   ``expression(``, ``javascript:``, ``vbscript:``, ``-moz-binding``, ``behavior:`` or a CSS escape.
@@ -24,17 +33,19 @@ elsewhere):
   ``plaintext`` become ``pre`` (``plaintext`` would otherwise swallow the rest of the page, closing tags
   included), ``noframes`` becomes ``div``; the extra escaping the parser applies to ``xmp`` text for
   reference parity is undone.
+* **Kept on purpose**: ``template`` (inert in a browser until a script clones it; its content is sanitised
+  like the rest, so a clone is safe too) and ``noscript`` (lazy-loading pages put their real images there;
+  its content is page content that the serializer escapes, so no text or attribute can hold the
+  ``</noscript`` that a browser with scripting on would end it at).
 * The serializer escapes ``<``, ``>`` and ``&`` in text and attribute values, so no text can turn into
   markup when the output is parsed again (comments are never kept). Reconstruction's reference quirks
   that *unescape* serialised HTML (entities inside absolute URLs; the Dripper v1.0 profile's whole-page
   unescape) are replaced by an unescape of URLs only that percent-encodes the ``"``, ``<`` and ``>`` it
   produces (an ``&quot;`` in a URL must not close the attribute).
 
-Markdown (:func:`sanitize_markdown`, applied to the html2text output): text that a Markdown renderer
-would turn into active content is neutralised outside code spans and fenced code — ``<`` before a
-letter, ``/``, ``!`` or ``?`` is escaped (raw HTML, autolinks), and an inline link ``](…)`` or a link
-reference definition whose destination has an unsafe scheme is broken with a backslash. Plain text has
-no active content.
+Markdown is safe by construction, whatever ``keep_markup`` says: its writer escapes every text run for
+its context and allow-lists link schemes (:mod:`extract_trt.runtime.markdown`), so nothing is repaired
+afterwards. Plain text has no active content.
 
 :func:`active_content` audits finished HTML the way a browser would read it (an independent Lexbor
 parse); the tests and ``scripts/fuzz.py`` hold every sanitised output to it.
@@ -49,21 +60,50 @@ from selectolax.lexbor import LexborHTMLParser
 from extract_trt.runtime.dom import Node
 
 __all__ = [
+    "CLOBBERED_NAMES",
     "DROPPED_ELEMENTS",
+    "FORM_ELEMENTS",
     "UNWRAPPED_ELEMENTS",
     "URL_ATTRS",
     "active_content",
     "is_unsafe_url",
-    "sanitize_markdown",
     "sanitize_tree",
 ]
 
 DROPPED_ELEMENTS = frozenset(
     {"script", "style", "iframe", "frame", "param", "base", "link", "meta", "portal", "fencedframe", "noembed",
-     "animate", "set", "animatemotion", "animatetransform", "animatecolor", "handler", "listener"}
+     "animate", "set", "animatemotion", "animatetransform", "animatecolor", "handler", "listener", "input",
+     "select", "datalist"}
 )  # fmt: skip
 UNWRAPPED_ELEMENTS = frozenset({"object", "embed", "applet", "frameset"})
 _REMOVED = DROPPED_ELEMENTS | UNWRAPPED_ELEMENTS
+# Form elements → the element with the same layout in plain text (convert._TextWriter) and Markdown.
+FORM_ELEMENTS = {"form": "section", "fieldset": "section", "legend": "div", "option": "div", "optgroup": "div",
+                 "label": "span", "button": "span", "output": "span", "textarea": "pre"}  # fmt: skip
+# ``document`` and form elements let named elements override their own properties ([LegacyOverrideBuiltIns]);
+# ``window``'s own properties win over named ones, and ``location``/``window``/``document``/``top`` cannot be
+# overridden at all, so those (and ids such as "top" that in-page links use) are kept.
+CLOBBERED_NAMES = frozenset(
+    # document
+    {"activeElement", "adoptNode", "all", "anchors", "applets", "body", "characterSet", "charset", "children",
+     "close", "compatMode", "contentType", "cookie", "createElement", "createEvent", "createRange",
+     "createTextNode", "currentScript", "defaultView", "designMode", "dir", "doctype", "documentElement",
+     "documentURI", "domain", "embeds", "evaluate", "execCommand", "fonts", "forms", "getElementById",
+     "getElementsByClassName", "getElementsByName", "getElementsByTagName", "getSelection", "hasFocus", "head",
+     "hidden", "images", "implementation", "importNode", "lastModified", "links", "open", "plugins",
+     "querySelector", "querySelectorAll", "readyState", "referrer", "scripts", "styleSheets", "title", "URL",
+     "write", "writeln",
+     # nodes and elements (a form's named controls shadow these on the form)
+     "appendChild", "attributes", "childNodes", "cloneNode", "firstChild", "innerHTML", "insertBefore",
+     "lastChild", "nodeName", "nodeType", "nodeValue", "outerHTML", "ownerDocument", "parentElement",
+     "parentNode", "removeChild", "replaceChild", "setAttribute", "getAttribute", "textContent", "style",
+     "addEventListener", "dispatchEvent", "removeEventListener",
+     # forms
+     "acceptCharset", "action", "elements", "encoding", "enctype", "length", "method", "noValidate", "reset",
+     "requestSubmit", "submit", "target",
+     # objects
+     "__proto__", "constructor", "hasOwnProperty", "prototype", "toString", "valueOf"}
+)  # fmt: skip
 URL_ATTRS = frozenset(
     {"href", "src", "action", "formaction", "background", "cite", "codebase", "data", "dynsrc", "lowsrc",
      "longdesc", "manifest", "ping", "poster", "profile", "usemap", "classid", "archive", "icon", "xml:base"}
@@ -72,8 +112,6 @@ _SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 _IMAGE_ATTRS = frozenset({"src", "srcset", "imagesrcset", "poster"})
 _DROPPED_ATTRS = frozenset({"srcdoc", "_item_id", "cc-block-type"})
 _SCRIPT_SCHEMES = ("javascript:", "vbscript:", "livescript:", "mocha:")
-# first letters of the schemes a link destination must not have (the scripting ones and data:)
-_UNSAFE_SCHEME_INITIALS = frozenset(c for s in (*_SCRIPT_SCHEMES, "data:") for c in (s[0], s[0].upper()))
 _IGNORED_IN_URL = re.compile(r"[\x00-\x20\x7f]+")
 _UNSAFE_CSS = re.compile(r"expression\(|javascript:|vbscript:|-moz-binding|behavior:|\\")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
@@ -93,6 +131,8 @@ def is_unsafe_url(value: str, attr: str = "href") -> bool:
 def _unsafe_attr(name: str, value: str) -> bool:
     if name.startswith("on") or name in _DROPPED_ATTRS:
         return True
+    if name == "id" or name == "name":
+        return value.strip() in CLOBBERED_NAMES
     if name in URL_ATTRS or name.endswith(":href"):
         return is_unsafe_url(value, name)
     if name in _SRCSET_ATTRS:
@@ -123,6 +163,9 @@ def sanitize_tree(root: Node, keep: set[Node] | None = None) -> None:
             if node.tag == "xmp" and node.text:  # dom.parse escaped it once for parity (Modest's output)
                 node.text = node.text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&")
             node.tag = _RAW_TEXT_RENAMED[node.tag]
+        elif node.tag in FORM_ELEMENTS:
+            node.tag = FORM_ELEMENTS[node.tag]
+            node.attrs = {}
         if node.attrs:
             cleaned = _safe_attrs(node.attrs)
             if cleaned is not None:
@@ -182,8 +225,9 @@ def active_content(html: str) -> list[str]:
     """What in ``html`` a browser could run: scripting elements, event handlers, unsafe URLs (empty: none).
 
     Parses ``html`` with Lexbor as a browser would (``<template>`` content is inspected too) and reports
-    each element in :data:`DROPPED_ELEMENTS` or :data:`UNWRAPPED_ELEMENTS` and each attribute that the
-    sanitiser would remove (``on*``, unsafe URLs and styles), as ``"tag"`` / ``"tag[attr]"`` strings.
+    each element in :data:`DROPPED_ELEMENTS`, :data:`UNWRAPPED_ELEMENTS` or :data:`FORM_ELEMENTS` and each
+    attribute that the sanitiser would remove (``on*``, unsafe URLs and styles, clobbering ``id``/``name``),
+    as ``"tag"`` / ``"tag[attr]"`` strings.
     """
     tree = LexborHTMLParser(_TEMPLATE_TAG.sub(r"<\1div", html))
     found: list[str] = []
@@ -191,82 +235,9 @@ def active_content(html: str) -> list[str]:
         tag = (node.tag or "").lower()
         if tag.startswith(("-", "_", "!")):
             continue
-        if tag in _REMOVED:
+        if tag in _REMOVED or tag in FORM_ELEMENTS:
             found.append(tag)
         for name, value in (node.attributes or {}).items():
             if name.lower() not in ("_item_id", "cc-block-type") and _unsafe_attr(name.lower(), value or ""):
                 found.append(f"{tag}[{name}]")
     return found
-
-
-# ── Markdown ────────────────────────────────────────────────────────────────────
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-_INLINE_DEST = re.compile(r"\]\(\s*<?")
-_REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]]*)\]:[ \t]*<?")
-
-
-def _unsafe_destination(text: str) -> bool:
-    first = text[:1]
-    # most links: a first character that is neither ignored in a URL nor an unsafe scheme's first letter
-    if first > " " and first != "\x7f" and first not in _UNSAFE_SCHEME_INITIALS:
-        return False
-    head = _IGNORED_IN_URL.sub("", text[:64]).lower()
-    if head.startswith(_SCRIPT_SCHEMES):
-        return True
-    return head.startswith("data:") and not head.startswith("data:image/")
-
-
-def _neutralise(segment: str) -> str:
-    if "](" in segment:
-        out: list[str] = []
-        last = 0
-        for match in _INLINE_DEST.finditer(segment):
-            if _unsafe_destination(segment[match.end() :]):
-                out.append(segment[last : match.start()] + "]\\(")
-                last = match.start() + 2
-        out.append(segment[last:])
-        segment = "".join(out)
-    return _TAG_START.sub(r"\\<", segment) if "<" in segment else segment
-
-
-def _sanitize_line(line: str) -> str:
-    definition = _REF_DEFINITION.match(line)
-    if definition and _unsafe_destination(line[definition.end() :]):
-        line = f"{definition.group(1)}\\{line[len(definition.group(1)) :]}"
-    if "`" not in line:
-        return _neutralise(line)
-    out: list[str] = []
-    last = 0
-    for span in _CODE_SPAN.finditer(line):
-        out.append(_neutralise(line[last : span.start()]))
-        out.append(span.group(0))
-        last = span.end()
-    out.append(_neutralise(line[last:]))
-    return "".join(out)
-
-
-def sanitize_markdown(markdown: str) -> str:
-    """``markdown`` with raw HTML, autolinks and unsafe link destinations neutralised (module docstring)."""
-    if "<" not in markdown and "](" not in markdown and "]:" not in markdown:
-        return markdown
-    out: list[str] = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        if "```" not in line and "~~~" not in line:  # not a fence line: most lines, checked without regexes
-            unchanged = fence is not None or ("<" not in line and "](" not in line and "]:" not in line)
-            out.append(line if unchanged else _sanitize_line(line))
-            continue
-        marker = _FENCE.match(line)
-        if fence is not None:
-            if marker and marker.group(1) == fence:
-                fence = None
-            out.append(line)
-        elif marker:
-            fence = marker.group(1)
-            out.append(line)
-        else:
-            out.append(_sanitize_line(line))
-    return "\n".join(out)
