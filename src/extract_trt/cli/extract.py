@@ -41,6 +41,7 @@ from extract_trt.runtime.io import (
     iter_records,
     resolve_inputs,
     result_record,
+    writable,
     write_atomic,
 )
 
@@ -316,6 +317,7 @@ class _SingleWriter:
         self.fmt = fmt
 
     def write(self, result: Any) -> None:
+        result = writable(result)
         if self.fmt == "json":
             data = json.dumps(result_record(result, "json"), ensure_ascii=False, indent=2) + "\n"
         else:
@@ -376,5 +378,9 @@ def _run(
         raise typer.Exit(0) from None
     except OSError as exc:
         raise fail(f"cannot write output {output!r}: {exc}") from None
+    except BaseException:  # an interrupted run keeps what it wrote (a file tree's index files included)
+        with contextlib.suppress(Exception):
+            writer.close()
+        raise
     finally:
         bar.close()

@@ -83,7 +83,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any, BinaryIO, Literal
 
-from extract_trt.runtime.errors import InputFormatError, InputTooLargeError
+from extract_trt.runtime.errors import InputFormatError, InputTooLargeError, OutputEncodingError
 
 __all__ = [
     "FORMATS",
@@ -92,9 +92,11 @@ __all__ = [
     "check_page",
     "detect_format",
     "iter_records",
+    "record_id",
     "resolve_inputs",
     "result_record",
     "safe_name",
+    "writable",
     "write_atomic",
 ]
 
@@ -397,8 +399,11 @@ def _jsonl_record(line: bytes, line_id: str, source: str, html_field: str, max_b
     if rid is None:
         rid = obj.get("track_id")
     url = obj.get("url")
+    rid = line_id if rid is None else record_id(rid)
+    if isinstance(rid, Exception):
+        return _error_record(line_id, source, "jsonl", rid)
     record: dict[str, Any] = {
-        "id": line_id if rid is None else str(rid),
+        "id": rid,
         "url": url if isinstance(url, str) else None,
         "source": source,
         "format": "jsonl",
@@ -527,6 +532,24 @@ def _decompress(body: bytes, coding: str, max_bytes: int | None) -> bytes | None
     return None
 
 
+def record_id(value: object) -> str | InputFormatError:
+    """The id string for an input's ``id`` value, or the error that makes the record an error record.
+
+    Strings are kept as given; numbers (not booleans) are rendered as canonical JSON (``7``, ``1.5``,
+    ``1e+100``); anything else (objects, arrays, booleans, NaN/infinity, integers too long to print) is
+    an error, so an id never becomes a Python repr such as ``{'a': 1}`` or ``True``.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return json.dumps(value, allow_nan=False)
+        except ValueError as exc:  # NaN/infinity, or an integer over sys.get_int_max_str_digits() digits
+            return InputFormatError(f"id is a number that has no JSON rendering: {str(exc)[:120]}")
+    kind = {bool: "boolean", dict: "object", list: "array"}.get(type(value), type(value).__name__)
+    return InputFormatError(f"id is a JSON {kind}, not a string or a number")
+
+
 def _error_record(rid: str, source: str, fmt: str, exc: Exception) -> dict[str, Any]:
     return {"id": rid, "url": None, "source": source, "format": fmt, "error": _describe(exc)}
 
@@ -538,13 +561,46 @@ def _describe(exc: BaseException) -> str:
 # -------------------------------------------------------------------------------------------- outputs
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TEXT_FIELDS = ("id", "url", "main_html", "markdown", "text", "labeler", "error")
+
+
+def writable(result: Any) -> Any:
+    """``result`` when UTF-8 can store every string in it, else an error record for the same input.
+
+    JSON input may carry lone surrogates (``"x\\ud800"`` is valid JSON, and so is the Python ``str`` it
+    becomes), which no UTF-8 writer — JSONL, file names, Parquet, a terminal — can store. Such a result
+    becomes an ``OutputEncodingError`` record: content dropped, each lone surrogate in ``id``/``url``
+    replaced by U+FFFD (so the id is safe and still recognisable), the original error kept after the
+    reason. Every writer calls this, so one such record never stops a run.
+    """
+    bad = [name for name in _TEXT_FIELDS if isinstance(getattr(result, name), str) and _SURROGATE.search(getattr(result, name))]
+    if not bad:
+        return result
+    first = _SURROGATE.search(getattr(result, bad[0]))
+    reason = (
+        f"{', '.join(bad)} held a lone surrogate (U+{ord(first.group()):04X}) that UTF-8 cannot encode; "
+        "written with U+FFFD in its place"
+    )
+    if result.error is not None:
+        reason += f" (the page's own error: {_SURROGATE.sub(chr(0xFFFD), result.error)})"
+    return type(result)(
+        id=None if result.id is None else _SURROGATE.sub("\ufffd", result.id),
+        url=None if result.url is None else _SURROGATE.sub("\ufffd", result.url),
+        timings=dict(result.timings),
+        error=_describe(OutputEncodingError(reason)),
+    )
+
+
 def result_record(result: Any, fmt: str) -> dict[str, Any]:
-    """The JSON object written for ``result`` (an :class:`~extract_trt.runtime.extractor.Result`).
+    """The JSON object written for ``result`` (an :class:`~extract_trt.runtime.extractor.Result`), after
+    :func:`writable`.
 
     ``json``: ``id, url, main_html, markdown, text, labels, n_blocks, labeler, timings, error``.
     Otherwise ``id``, ``url`` (only when known), the content under ``main_html``/``markdown``/``text``
     (empty string on failure), ``error`` (``null`` on success) and ``seconds`` (total, 6 decimals).
     """
+    result = writable(result)
     if fmt == "json":
         return {
             "id": result.id,
@@ -711,6 +767,7 @@ class FileTreeWriter:
     def write(self, result: Any) -> str | None:
         """Write ``result``; returns the file name written, or ``None`` for a failed page."""
         self.count += 1
+        result = writable(result)
         entry: dict[str, Any] = {"id": result.id, "url": result.url, "file": None, "error": result.error}
         if result.error is None:
             name = self._unique(safe_name(result.id))
