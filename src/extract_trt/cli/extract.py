@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import sys
+from collections import Counter
 from enum import Enum
 from importlib import resources
 from typing import Annotated, Any, Optional
@@ -209,7 +210,8 @@ def extract(
         raise fail(str(exc)) from None
 
     max_bytes = int(max_mb * 2**20) or None
-    records = iter_records(resolved, html_field=html_field, max_bytes=max_bytes)
+    skipped: Counter[str] = Counter()
+    records = iter_records(resolved, html_field=html_field, max_bytes=max_bytes, skipped=skipped)
     if sample:
         records = _sample_ids(records)
     first = next(records, None)
@@ -238,6 +240,9 @@ def extract(
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
     _run(stream, resolved, output, fmt_name, single, workers, kwargs, show_progress)
+    if skipped:  # so that input records = output rows + skipped can be checked
+        detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
+        typer.echo(f"extract-trt: note: skipped (no output row): {detail}", err=True)
 
 
 def _positional_output(inputs: list[str], html_field: str) -> tuple[list[str], Optional[str]]:

@@ -175,6 +175,7 @@ class Extractor:
             record = {"html": record}
         result = Result(id=_as_id(record.get("id")), url=record.get("url"))
         page = PreparedPage(result)
+        start = time.perf_counter()
         try:
             page.blocks = run_within(self.time_budget, "decode and simplify", self._parse, record, result)
             result.n_blocks = len(page.blocks)
@@ -183,6 +184,9 @@ class Extractor:
                 raise TooManyBlocksError(f"page has {result.n_blocks:,} blocks, more than max_blocks={self.max_blocks:,}")
         except Exception as exc:  # one bad page must never stop the batch
             result.error = _describe(exc)
+            if "simplify" not in result.timings:  # stopped inside a stage: the record still says what it cost
+                stage = "simplify" if "decode" in result.timings else "decode"
+                result.timings[stage] = time.perf_counter() - start - sum(result.timings.values())
         return page
 
     def _parse(self, record: dict, result: Result) -> PageBlocks:
@@ -197,13 +201,14 @@ class Extractor:
         elif not isinstance(html, str):
             raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
         t1 = time.perf_counter()
+        result.timings["decode"] = t1 - t0
         problem = check_nesting(html, self.max_parser_work)
         if problem is not None:
             raise problem
         # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
         profile = getattr(self.labeler, "simplify_profile", None)
         blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile)
-        result.timings.update(decode=t1 - t0, simplify=time.perf_counter() - t1)
+        result.timings["simplify"] = time.perf_counter() - t1
         return blocks
 
     def label_pages(self, pages: list[PreparedPage]) -> list[Labels | None]:
@@ -248,12 +253,14 @@ class Extractor:
         if labels is not None:
             result = page.result
             remaining = self.time_budget - self._own_seconds(result) if self.time_budget is not None else None
+            start = time.perf_counter()
             try:
                 run_within(remaining, "reconstruct and convert", self._emit, page, labels)
             except TimeBudgetExceededError as exc:
                 result.main_html = result.markdown = result.text = ""
                 result.labels = []
                 result.error = _describe(exc)
+                result.timings.setdefault("reconstruct", time.perf_counter() - start)
         return page.result
 
     def _finish(self, batch: list[PreparedPage]) -> Iterator[Result]:

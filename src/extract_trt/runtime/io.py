@@ -30,7 +30,8 @@ Every record is a dict ``{"id", "url", "source", "format", "html"}`` (plus ``"co
 known), or — when the input could not be read as a page — ``{"id", "url", "source", "format",
 "error"}`` with ``error`` formatted like ``Result.error`` (``"InputFormatError: reason"``). Nothing is
 dropped silently except what the rules below skip on purpose (blank JSONL lines; WARC records that are
-not HTML responses).
+not HTML responses, which :func:`iter_records` counts by reason into its ``skipped`` counter; the CLI
+prints those counts on stderr).
 
 * HTML file: ``id`` = the path as given/expanded, ``url`` = ``None``, ``html`` = the raw bytes.
   Stdin HTML: ``id`` = ``"-"``.
@@ -47,11 +48,12 @@ not HTML responses).
   ``Transfer-Encoding: chunked`` and ``Content-Encoding`` ``gzip``/``deflate``/``br`` payload is
   decoded when it decodes; otherwise it is kept as stored (many WARC writers store decoded payloads
   but keep the header). A record whose payload ends early (a truncated file or gzip member) is an
-  error record; other corrupt WARC data gives one error record for the rest of the file.
+  error record; other corrupt WARC data, and a gzip member cut anywhere (header included), gives one
+  error record for the rest of the file.
 
 Checks applied to every page before extraction (error record instead of ``html``): empty or
-whitespace-only content; content that looks binary (a NUL byte, or more than 10 % control bytes, in the
-first 8 KiB — UTF-16/32 text with a BOM is exempt); more than ``max_bytes`` bytes (default 20 MiB,
+whitespace-only content; content that looks binary (more than 5 % control bytes, NUL included, in the
+first 8 KiB — UTF-16/32 text with a BOM, and UTF-16 without one, is exempt); more than ``max_bytes`` bytes (default 20 MiB,
 :class:`~extract_trt.runtime.errors.InputTooLargeError`).
 
 Outputs
@@ -80,9 +82,11 @@ import re
 import sys
 import tempfile
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from typing import IO, Any, BinaryIO, Literal
 
+from extract_trt.runtime.decode import utf16_without_bom
 from extract_trt.runtime.errors import InputFormatError, InputTooLargeError, OutputEncodingError
 
 __all__ = [
@@ -116,6 +120,9 @@ DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # see runtime/limits.py
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF = 512
 _BINARY_SNIFF = 8192
+# Binary: over 1/20 of the first 8 KiB are control bytes (NUL included); text has next to none, random
+# or compressed bytes about 1/10. A few stray NULs in a page do not make it binary.
+_BINARY_SHARE = 20
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 # Control bytes that never occur in text: all C0 except \t \n \v \f \r and ESC.
@@ -183,10 +190,13 @@ def iter_records(
     html_field: str = "html",
     stdin: BinaryIO | None = None,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield one record per page of ``inputs`` (files, directories, globs, ``-``), streaming, in order.
 
-    See the module docstring for the rules. ``stdin`` overrides ``sys.stdin.buffer`` for ``-``.
+    See the module docstring for the rules. ``stdin`` overrides ``sys.stdin.buffer`` for ``-``. What is
+    skipped on purpose (WARC records that are not HTML responses) is counted into ``skipped`` by reason,
+    so that records in = rows out + skipped.
 
     Raises:
         InputFormatError: from :func:`resolve_inputs` (on the first ``next()``), never for bad content.
@@ -194,9 +204,9 @@ def iter_records(
     for path in resolve_inputs(inputs):
         if path == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            yield from _iter_stream(stream, "-", html_field, max_bytes)
+            yield from _iter_stream(stream, "-", html_field, max_bytes, skipped=skipped)
         else:
-            yield from _iter_file(path, html_field, max_bytes)
+            yield from _iter_file(path, html_field, max_bytes, skipped)
 
 
 def detect_format(path: str) -> Format:
@@ -291,21 +301,28 @@ def _peek_inner(stream: IO[bytes]) -> tuple[bytes, IO[bytes], bool]:
     return head, stream, False
 
 
-def _iter_file(path: str, html_field: str, max_bytes: int | None) -> Iterator[dict[str, Any]]:
+def _iter_file(
+    path: str, html_field: str, max_bytes: int | None, skipped: Counter[str] | None = None
+) -> Iterator[dict[str, Any]]:
     try:
         fmt = _format_from_name(path)
         if fmt == "warc":
-            # fastwarc reads the file natively (and detects gzip/zstd itself).
-            yield from _iter_warc(path, path, max_bytes)
+            # fastwarc reads the file natively (and detects zstd itself; gzip: see _iter_warc).
+            yield from _iter_warc(path, path, max_bytes, skipped)
             return
         with open(path, "rb") as f:
-            yield from _iter_stream(f, path, html_field, max_bytes, fmt)
+            yield from _iter_stream(f, path, html_field, max_bytes, fmt, skipped)
     except OSError as exc:  # unreadable file (permissions, vanished, corrupt gzip header …)
         yield _error_record(path, path, "html", InputFormatError(f"cannot read {path!r}: {exc}"))
 
 
 def _iter_stream(
-    stream: IO[bytes], source: str, html_field: str, max_bytes: int | None, fmt: Format | None = None
+    stream: IO[bytes],
+    source: str,
+    html_field: str,
+    max_bytes: int | None,
+    fmt: Format | None = None,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     try:
         head, inner, _gzipped = _peek_inner(stream)
@@ -314,7 +331,7 @@ def _iter_stream(
         return
     fmt = fmt or _format_from_head(head)
     if fmt == "warc":
-        yield from _iter_warc(inner, source, max_bytes)
+        yield from _iter_warc(inner, source, max_bytes, skipped)
     elif fmt == "jsonl":
         yield from _iter_jsonl(inner, source, html_field, max_bytes)
     else:
@@ -355,18 +372,16 @@ def check_page(data: bytes | str, max_bytes: int | None = DEFAULT_MAX_BYTES) -> 
         return InputTooLargeError(f"page is larger than {max_bytes} {unit}")
     head = data[:_BINARY_SNIFF]
     if isinstance(head, bytes):
-        if head.startswith(_UTF16_32_BOMS):
+        if head.startswith(_UTF16_32_BOMS) or utf16_without_bom(data):
             return None if data.strip(b"\x00\xff\xfe \t\r\n") else InputFormatError("page is empty")
         if not head.strip():
             return InputFormatError("page is empty" if not data else "page is only whitespace")
-        controls = len(_CONTROL_RE.findall(head))
-        if b"\x00" in head or controls * 10 > len(head):
+        if len(_CONTROL_RE.findall(head)) * _BINARY_SHARE > len(head):
             return InputFormatError("content looks binary, not HTML (NUL or control bytes)")
         return None
     if not head.strip():
         return InputFormatError("page is empty" if not data else "page is only whitespace")
-    controls = len(_CONTROL_STR_RE.findall(head))
-    if "\x00" in head or controls * 10 > len(head):
+    if len(_CONTROL_STR_RE.findall(head)) * _BINARY_SHARE > len(head):
         return InputFormatError("content looks binary, not HTML (NUL or control characters)")
     return None
 
@@ -423,32 +438,91 @@ def _jsonl_record(line: bytes, line_id: str, source: str, html_field: str, max_b
     return record
 
 
-def _iter_warc(stream: str | IO[bytes], source: str, max_bytes: int | None) -> Iterator[dict[str, Any]]:
+def _iter_warc(
+    stream: str | IO[bytes], source: str, max_bytes: int | None, skipped: Counter[str] | None = None
+) -> Iterator[dict[str, Any]]:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     n = 0
-    try:
-        kwargs: dict[str, Any] = {"record_types": WarcRecordType.response, "parse_http": True}
-        if isinstance(stream, str):
-            kwargs["fsspec_args"] = False
-        for rec in ArchiveIterator(stream, **kwargs):
-            n += 1
-            if not rec.is_http:
-                continue
-            media_type = (rec.http_content_type or "").strip().lower()
-            if media_type not in HTML_MEDIA_TYPES:
-                continue
-            yield _warc_record(rec, source, max_bytes)
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - fastwarc reports some stream errors as Rust panics
-        # (pyo3 PanicException derives from BaseException); any of them ends this file, not the run.
-        yield _error_record(
-            f"{source}#{n + 1}",
-            source,
-            "warc",
-            InputFormatError(f"WARC {_show(source)} is corrupt or truncated after {n} response records: {exc}"),
-        )
+    with contextlib.ExitStack() as stack:
+        cut: _CutAware | None = None
+        if isinstance(stream, str) and _is_gzip(stream):
+            # Python's gzip reader, not fastwarc's: it notices a member cut anywhere (fastwarc ends the
+            # file quietly when the cut is in a member's header), so the cut becomes an error row.
+            cut = _CutAware(stack.enter_context(gzip.open(stream, "rb")))
+            stream = io.BufferedReader(cut, buffer_size=1 << 16)
+        try:
+            kwargs: dict[str, Any] = {"record_types": WarcRecordType.any_type, "parse_http": True}
+            if isinstance(stream, str):
+                kwargs["fsspec_args"] = False
+            for rec in ArchiveIterator(stream, **kwargs):
+                reason = _warc_skip_reason(rec)
+                if reason is not None:
+                    if skipped is not None:
+                        skipped[reason] += 1
+                    continue
+                n += 1
+                yield _warc_record(rec, source, max_bytes)
+            if cut is not None and cut.error is not None:
+                raise cut.error
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - fastwarc reports some stream errors as Rust panics
+            # (pyo3 PanicException derives from BaseException); any of them ends this file, not the run.
+            yield _error_record(
+                f"{source}#{n + 1}",
+                source,
+                "warc",
+                InputFormatError(f"WARC {_show(source)} is corrupt or truncated after {n} HTML response records: {exc}"),
+            )
+
+
+class _CutAware(io.RawIOBase):
+    """A raw stream over a decompressing reader that ends quietly where the data is cut or corrupt and
+    keeps the reason in ``error``: the WARC parser first gets every complete record before the cut."""
+
+    def __init__(self, inner: IO[bytes]) -> None:
+        self._inner = inner
+        self._pos = 0
+        self.error: Exception | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        if self.error is not None:
+            return 0
+        try:
+            data = self._inner.read1(len(buffer))  # type: ignore[attr-defined]
+        except (OSError, EOFError, zlib.error) as exc:
+            self.error = exc
+            return 0
+        n = len(data)
+        buffer[:n] = data
+        self._pos += n
+        return n
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def _warc_skip_reason(rec: Any) -> str | None:
+    """Why a WARC record gives no row (the key it is counted under), or ``None`` for an HTML response."""
+    from fastwarc.warc import WarcRecordType
+
+    if rec.record_type != WarcRecordType.response:
+        return f"WARC {str(rec.record_type).rsplit('.', 1)[-1]} records"
+    if not rec.is_http:
+        return "WARC responses without HTTP"
+    media_type = (rec.http_content_type or "").strip().lower()
+    if media_type not in HTML_MEDIA_TYPES:
+        return "WARC responses not HTML"
+    return None
 
 
 def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]:
