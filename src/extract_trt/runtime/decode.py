@@ -10,7 +10,8 @@ Rules, first match wins:
    label found *inside* the document means UTF-8 (an ASCII-readable declaration cannot be UTF-16).
 
    A page declared UTF-8 (header or document) whose bytes are not all valid UTF-8 is decoded as UTF-8
-   with U+FFFD for each bad byte: a few invalid bytes are no reason to read the page in another charset.
+   with U+FFFD for each bad byte when the bad bytes are a few strays (at most 8, or at most 1 per 10
+   valid non-ASCII characters): a few invalid bytes are no reason to read the page in another charset.
 
    Exception, **mislabelled UTF-8**: when the declaration (header or document) names another charset but
    the bytes hold non-ASCII and are valid UTF-8, they are UTF-8. Browsers would show mojibake; for a
@@ -177,6 +178,17 @@ def _detect(data: bytes) -> str | None:
 
 
 _UTF16_SNIFF_PAIRS = 256
+_STRAY_BYTES = 8  # invalid bytes a declared-UTF-8 page may hold and still be read as UTF-8 …
+_STRAY_SHARE = 10  # … or at most 1 per this many valid non-ASCII characters
+
+
+def _mostly_utf8(data: bytes) -> str | None:
+    """``data`` as UTF-8 with U+FFFD for bad bytes when they are a few strays (at most 8, or 1 per 10 valid
+    non-ASCII characters), else ``None``: a page in another charset is all "bad bytes" in UTF-8."""
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    non_ascii = len(text) - len(text.encode("ascii", "ignore")) - bad
+    return text if bad <= _STRAY_BYTES or bad * _STRAY_SHARE <= non_ascii else None
 
 
 def utf16_without_bom(data: bytes) -> str | None:
@@ -223,7 +235,7 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
         if text is None:
             text = _try_decode(data, document)
         if text is None and "utf-8" in (header, document):
-            text = data.decode("utf-8", "replace")  # a few bad bytes in a UTF-8 page: not another charset
+            text = _mostly_utf8(data)
     if text is None:
         text = _try_decode(data, utf16_without_bom(data) or "utf-8")
     if text is None:
