@@ -370,7 +370,10 @@ def _run(
             raise fail(f"cannot build the extractor: {type(exc).__name__}: {exc}") from None
     writer = _open_writer(output, fmt, single, resolved)
     bar = Progress(show_progress)
-    results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=extractor)
+    # One worker process even with --workers 1 (unless there is no time budget to hold a page to): a page
+    # stuck in native code is then killed after page_timeout instead of hanging the run.
+    supervised = kwargs.get("time_budget") is not None
+    results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=None if supervised else extractor, supervised=supervised)
     try:
         with contextlib.closing(results):
             for result in results:
