@@ -15,6 +15,10 @@ Rules:
   chunks wait for earlier ones to keep the order), so memory stays bounded on huge inputs.
 * ``supervised=True`` with ``workers <= 1``: the same pool with one worker (the CLI's default), so a
   hang in native code is stopped with one worker too.
+* **Memory.** Each worker caps its address space at what it holds once its Extractor is built plus
+  ``page_memory`` (default :data:`~extract_trt.runtime.limits.DEFAULT_PAGE_MEMORY`, 1.5 GiB; 20 MiB of
+  real pages peak at ~0.4 GB): a page that would need more fails its own allocation (an error record,
+  usually ``SimplifyError: HTML parser failed``, or ``MemoryError``) instead of exhausting the machine.
 * **Crashes and hangs.** A worker that dies (killed, segfault, out of memory) or holds one page longer
   than ``page_timeout`` seconds (the worker reports each page it takes up and each result as it is
   finished, so the clock runs per page, not per chunk) is killed if needed and replaced by a fresh
@@ -42,7 +46,7 @@ from typing import Any
 
 from extract_trt.runtime.errors import TimeBudgetExceededError, WorkerCrashError
 from extract_trt.runtime.extractor import Extractor, Result
-from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
+from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, cap_memory
 
 __all__ = ["default_page_timeout", "extract_records", "run"]
 
@@ -87,6 +91,7 @@ def run(
     extractor: Extractor | None = None,
     page_timeout: float | None = None,
     supervised: bool = False,
+    page_memory: int | None = DEFAULT_PAGE_MEMORY,
 ) -> Iterator[Result]:
     """Extract ``records`` with ``workers`` processes; yields one Result per record, in order.
 
@@ -94,19 +99,21 @@ def run(
     ``page_timeout``: seconds per record before a worker is killed (default :func:`default_page_timeout`).
     ``supervised``: with ``workers <= 1``, still extract in one worker process, so that a page stuck in
     native code (which no in-process timer can stop) is killed after ``page_timeout`` like with several.
+    ``page_memory``: bytes of address space a worker may add to what it holds once its Extractor is
+    built (:func:`~extract_trt.runtime.limits.cap_memory`; ``None``: no cap).
     """
     kwargs = dict(extractor_kwargs or {})
     if workers <= 1 and not supervised:
         yield from extract_records(extractor if extractor is not None else Extractor(**kwargs), records)
         return
     timeout = page_timeout if page_timeout is not None else default_page_timeout(kwargs)
-    yield from _Pool(max(1, workers), kwargs, timeout).run(records)
+    yield from _Pool(max(1, workers), kwargs, timeout, page_memory).run(records)
 
 
 # ---------------------------------------------------------------------------------- worker processes
 
 
-def _worker_main(conn: Connection, kwargs: dict[str, Any]) -> None:
+def _worker_main(conn: Connection, kwargs: dict[str, Any], page_memory: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
     extractor: Extractor | None = None
     init_error: str | None = None
@@ -114,6 +121,7 @@ def _worker_main(conn: Connection, kwargs: dict[str, Any]) -> None:
         extractor = Extractor(**kwargs)
     except Exception as exc:  # reported per record; raising here would only restart the worker forever
         init_error = f"{type(exc).__name__}: {exc}"
+    cap_memory(page_memory)
     conn.send(("ready", None))
     while True:
         try:
@@ -166,9 +174,9 @@ class _Task:
 class _Worker:
     """One worker process, its pipe, and the task it holds."""
 
-    def __init__(self, ctx: Any, kwargs: dict[str, Any]) -> None:
+    def __init__(self, ctx: Any, kwargs: dict[str, Any], page_memory: int | None) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, kwargs), daemon=True)
+        self.process = ctx.Process(target=_worker_main, args=(child, kwargs, page_memory), daemon=True)
         self.process.start()
         child.close()
         self.ready = False
@@ -184,13 +192,14 @@ class _Worker:
 
 
 class _Pool:
-    def __init__(self, workers: int, kwargs: dict[str, Any], page_timeout: float | None) -> None:
+    def __init__(self, workers: int, kwargs: dict[str, Any], page_timeout: float | None, page_memory: int | None) -> None:
         self.kwargs = kwargs
+        self.page_memory = page_memory
         self.batch_size = max(1, int(kwargs.get("batch_size") or CHUNK_PAGES))
         self.page_timeout = page_timeout
         self.window = workers * _IN_FLIGHT_PER_WORKER
         self.ctx = multiprocessing.get_context("spawn")
-        self.workers = [_Worker(self.ctx, kwargs) for _ in range(workers)]
+        self.workers = [_Worker(self.ctx, kwargs, page_memory) for _ in range(workers)]
         self.retries: deque[_Task] = deque()
         self.slots: dict[int, list[Result | None]] = {}  # chunk number → its results so far
         self.missing: dict[int, int] = {}  # chunk number → results still to come
@@ -307,7 +316,7 @@ class _Pool:
                 w.task = None
                 w.kill()
             return
-        self.workers[index] = _Worker(self.ctx, self.kwargs)
+        self.workers[index] = _Worker(self.ctx, self.kwargs, self.page_memory)
         if task is None:
             return
         held = time.monotonic() - worker.since

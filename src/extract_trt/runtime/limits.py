@@ -49,8 +49,11 @@ from extract_trt.runtime.errors import NestingTooDeepError, TimeBudgetExceededEr
 __all__ = [
     "DEFAULT_MAX_BLOCKS",
     "DEFAULT_MAX_PARSER_WORK",
+    "DEFAULT_PAGE_MEMORY",
     "DEFAULT_TIME_BUDGET",
+    "cap_memory",
     "check_nesting",
+    "markup_only",
     "parser_work",
     "run_within",
 ]
@@ -58,14 +61,21 @@ __all__ = [
 DEFAULT_MAX_BLOCKS = 100_000
 DEFAULT_MAX_PARSER_WORK = 100_000_000
 DEFAULT_TIME_BUDGET = 30.0
+DEFAULT_PAGE_MEMORY = 3 * 2**29  # 1.5 GiB of address space per worker beyond its loaded state
 
 T = TypeVar("T")
 
 # ── nesting scan ────────────────────────────────────────────────────────────────
 
 _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
-# Raw text the parser does not read as tags.
-_RAW = re.compile(r"<!--.*?-->|<(script|style|textarea|title|xmp)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+# Where the tokenizer may leave the data state: comments, bogus comments, and the elements whose text it
+# reads without tags (raw text, RCDATA, plaintext) or that start/end foreign content.
+_HIDING = re.compile(
+    r"<(?:!--|!|\?|(/?)(svg|math|script|style|xmp|iframe|noembed|noframes|textarea|title|plaintext)(?=[\s/>]))",
+    re.IGNORECASE,
+)
+_COMMENT_END = re.compile(r"--!?>")
+_RAW_END: dict[str, re.Pattern[str]] = {}
 _VOID = frozenset(
     {"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image", "img", "input",
      "keygen", "link", "meta", "param", "source", "track", "wbr"}
@@ -89,7 +99,7 @@ def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
     element, the number of elements open at that point. It is approximate (no full HTML5 insertion
     modes) and errs high. With ``stop_above`` it returns as soon as the count exceeds it.
     """
-    html = _RAW.sub("", html)
+    html = markup_only(html)
     stack: list[str] = []
     push, pop = stack.append, stack.pop
     steps = deepest = 0
@@ -121,6 +131,58 @@ def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
     return steps, deepest
 
 
+def markup_only(html: str) -> str:
+    """``html`` without the text the HTML tokenizer reads as no tags, so the scan sees what Lexbor sees.
+
+    Follows the tokenizer states that hide markup: comments (``<!-->`` and ``<!--->`` are complete
+    empty comments; others end at ``-->`` or ``--!>``, or run to the end), bogus comments (``<!…>``,
+    ``<?…>``), raw text and RCDATA elements (``script``, ``style``, ``xmp``, ``iframe``, ``noembed``,
+    ``noframes``, ``textarea``, ``title``: up to their end tag, or the end), and ``<plaintext>`` (the rest
+    is text). Inside ``<svg>``/``<math>`` those names are ordinary elements, so nothing is hidden there.
+    Where it cannot be exact it hides less, never more (the estimate errs high). Linear: one forward pass.
+    """
+    out: list[str] = []
+    pos = foreign = 0
+    n = len(html)
+    while pos < n:
+        m = _HIDING.search(html, pos)
+        if m is None:
+            break
+        start, token = m.start(), m.group(0)
+        if token == "<!--":
+            out.append(html[pos:start])
+            if html.startswith(">", start + 4):
+                pos = start + 5
+            elif html.startswith("->", start + 4):
+                pos = start + 6
+            else:
+                end = _COMMENT_END.search(html, start + 4)
+                pos = n if end is None else end.end()
+            continue
+        if token in ("<!", "<?"):
+            out.append(html[pos:start])
+            end = html.find(">", start)
+            pos = n if end < 0 else end + 1
+            continue
+        closing, name = m.group(1), m.group(2).lower()
+        if name in ("svg", "math"):
+            foreign = max(0, foreign - 1) if closing else foreign + 1
+        if closing or foreign or name in ("svg", "math"):
+            out.append(html[pos : m.end()])
+            pos = m.end()
+            continue
+        if name == "plaintext":
+            out.append(html[pos : m.end()] + ">")
+            return "".join(out)
+        out.append(html[pos : m.end()] + ">")  # the element itself is a tag; its text is not
+        if name not in _RAW_END:
+            _RAW_END[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
+        end = _RAW_END[name].search(html, m.end())
+        pos = n if end is None else end.start()
+    out.append(html[pos:])
+    return "".join(out)
+
+
 def check_nesting(html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK) -> NestingTooDeepError | None:
     """The error for a page whose estimated parse work exceeds ``max_work`` (rule 2), else ``None``."""
     if max_work is None or html.count("<") ** 2 <= 2 * max_work:
@@ -132,6 +194,32 @@ def check_nesting(html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK) -> 
         f"elements nest too deeply to parse in bounded time: over {max_work:,} tree-building steps estimated "
         f"(open elements reach {deepest:,} before the scan stops; limit max_parser_work)"
     )
+
+
+# ── memory cap ──────────────────────────────────────────────────────────────────
+
+
+def cap_memory(extra: int | None) -> bool:
+    """Cap this process's address space at its current size plus ``extra`` bytes (``RLIMIT_AS``).
+
+    For worker processes (:mod:`extract_trt.runtime.batch`), called once the Extractor is built: an
+    allocation past the cap fails inside the page that asked for it (Lexbor's parse fails, Python raises
+    ``MemoryError``), which becomes that page's error record. Returns False where it cannot be applied
+    (no ``resource`` module, no ``/proc``, or ``extra`` is ``None``).
+    """
+    if extra is None:
+        return False
+    try:
+        import resource
+
+        with open("/proc/self/status") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        soft = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    except (ImportError, OSError, StopIteration, ValueError):
+        return False
+    return True
 
 
 # ── time budget ─────────────────────────────────────────────────────────────────
