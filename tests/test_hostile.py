@@ -89,7 +89,7 @@ def test_time_budget_stops_a_slow_page() -> None:
     ex = Extractor(labeler=AllMain(), time_budget=0.2)
     before, hostile, after = ex.extract_many(neighbours(slow))
     assert hostile.error.startswith("TimeBudgetExceededError: decode and simplify took more than 0.2 s (stopped)")
-    assert hostile.timings == {} and before.error is None and after.error is None
+    assert hostile.seconds >= 0.2 and before.error is None and after.error is None  # the record says what it cost
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL)[0] == 0
 
 

@@ -55,3 +55,7 @@ class OutputTooLargeError(LimitExceededError):
 
 class TreeTooLargeError(LimitExceededError):
     """The parser would build more nodes than the configured maximum (a memory bound, checked before parsing)."""
+
+
+class TooManyAttributesError(LimitExceededError):
+    """An element has more attributes than the configured maximum (the parser's cost grows with their square)."""

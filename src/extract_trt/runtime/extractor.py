@@ -14,14 +14,23 @@ import numpy as np
 from extract_trt.runtime import convert
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.dom import release
-from extract_trt.runtime.errors import ExtractError, LabelerError, TimeBudgetExceededError, TooManyBlocksError
+from extract_trt.runtime.errors import (
+    ExtractError,
+    LabelerError,
+    TimeBudgetExceededError,
+    TooManyBlocksError,
+    TreeTooLargeError,
+)
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler, default_labeler, get_labeler
 from extract_trt.runtime.limits import (
+    DEFAULT_MAX_ATTRIBUTES,
     DEFAULT_MAX_BLOCKS,
+    DEFAULT_MAX_OUTPUT_RATIO,
     DEFAULT_MAX_PARSER_WORK,
     DEFAULT_TIME_BUDGET,
-    check_nesting,
+    check_output,
+    check_parse_cost,
     run_within,
 )
 from extract_trt.runtime.reconstruct import reconstruct_main
@@ -62,6 +71,7 @@ class PreparedPage:
 
     result: Result
     blocks: PageBlocks | None = None
+    input_chars: int = 0  # the decoded page's length, for the output size limit
 
     def release(self) -> None:
         """Free the page's tree now rather than at the garbage collector's next full pass
@@ -90,8 +100,8 @@ class Extractor:
         max_bytes: larger pages get an ``InputTooLargeError`` record instead of being parsed
             (``None``: no limit). Empty, whitespace-only and binary (NUL/control bytes) input gets an
             ``InputFormatError`` record.
-        max_parser_work / max_blocks / time_budget: the other per-page limits (``None``: off); rules and
-            defaults in :mod:`extract_trt.runtime.limits`.
+        max_parser_work / max_blocks / max_attributes / max_output_ratio / time_budget: the other per-page
+            limits (``None``: off); rules and defaults in :mod:`extract_trt.runtime.limits`.
         keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
             ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
             and Markdown are sanitised (:mod:`extract_trt.runtime.sanitize`).
@@ -117,6 +127,8 @@ class Extractor:
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         max_parser_work: int | None = DEFAULT_MAX_PARSER_WORK,
         max_blocks: int | None = DEFAULT_MAX_BLOCKS,
+        max_attributes: int | None = DEFAULT_MAX_ATTRIBUTES,
+        max_output_ratio: float | None = DEFAULT_MAX_OUTPUT_RATIO,
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         keep_markup: bool = False,
         pause_gc: bool = True,
@@ -137,6 +149,8 @@ class Extractor:
         self.max_bytes = max_bytes
         self.max_parser_work = max_parser_work
         self.max_blocks = max_blocks
+        self.max_attributes = max_attributes
+        self.max_output_ratio = max_output_ratio
         self.time_budget = time_budget
         self.keep_markup = keep_markup
         self.pause_gc = pause_gc
@@ -177,19 +191,24 @@ class Extractor:
         page = PreparedPage(result)
         start = time.perf_counter()
         try:
-            page.blocks = run_within(self.time_budget, "decode and simplify", self._parse, record, result)
+            page.blocks = run_within(self.time_budget, "decode and simplify", self._parse, record, page)
             result.n_blocks = len(page.blocks)
             if self.max_blocks is not None and result.n_blocks > self.max_blocks:
                 page.blocks = None
                 raise TooManyBlocksError(f"page has {result.n_blocks:,} blocks, more than max_blocks={self.max_blocks:,}")
         except Exception as exc:  # one bad page must never stop the batch
+            if isinstance(exc, MemoryError) or isinstance(exc.__cause__, MemoryError):
+                exc = TreeTooLargeError(
+                    "the page's tree needs more memory than this process may use (a worker's cap is page_memory)"
+                )
             result.error = _describe(exc)
             if "simplify" not in result.timings:  # stopped inside a stage: the record still says what it cost
                 stage = "simplify" if "decode" in result.timings else "decode"
                 result.timings[stage] = time.perf_counter() - start - sum(result.timings.values())
         return page
 
-    def _parse(self, record: dict, result: Result) -> PageBlocks:
+    def _parse(self, record: dict, page: PreparedPage) -> PageBlocks:
+        result = page.result
         t0 = time.perf_counter()
         html = record.get("html")
         if isinstance(html, (str, bytes, bytearray)):
@@ -202,7 +221,8 @@ class Extractor:
             raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
         t1 = time.perf_counter()
         result.timings["decode"] = t1 - t0
-        problem = check_nesting(html, self.max_parser_work)
+        page.input_chars = len(html)
+        problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)
         if problem is not None:
             raise problem
         # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
@@ -315,6 +335,11 @@ class Extractor:
                 result.text = convert.to_text(main)
             t2 = time.perf_counter()
             result.timings.update(reconstruct=t1 - t0, convert=t2 - t1)
+            outputs = {"main HTML": result.main_html, "Markdown": result.markdown, "text": result.text}
+            problem = check_output(outputs, page.input_chars, self.max_output_ratio)
+            if problem is not None:
+                result.main_html = result.markdown = result.text = ""
+                raise problem
             result.labels = ["main" if m else "other" for m in np.asarray(labels.main, dtype=bool)]
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
         except Exception as exc:

@@ -44,14 +44,25 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from extract_trt.runtime.errors import NestingTooDeepError, TimeBudgetExceededError
+from extract_trt.runtime.errors import (
+    LimitExceededError,
+    NestingTooDeepError,
+    OutputTooLargeError,
+    TimeBudgetExceededError,
+    TooManyAttributesError,
+)
 
 __all__ = [
+    "DEFAULT_MAX_ATTRIBUTES",
     "DEFAULT_MAX_BLOCKS",
+    "DEFAULT_MAX_OUTPUT_RATIO",
     "DEFAULT_MAX_PARSER_WORK",
     "DEFAULT_PAGE_MEMORY",
     "DEFAULT_TIME_BUDGET",
     "cap_memory",
+    "check_attributes",
+    "check_output",
+    "check_parse_cost",
     "check_nesting",
     "markup_only",
     "parser_work",
@@ -59,6 +70,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BLOCKS = 100_000
+DEFAULT_MAX_ATTRIBUTES = 1_000
+DEFAULT_MAX_OUTPUT_RATIO = 8.0
+OUTPUT_FLOOR = 1 << 20  # characters any output may have, whatever the input's size
 DEFAULT_MAX_PARSER_WORK = 100_000_000
 DEFAULT_TIME_BUDGET = 30.0
 DEFAULT_PAGE_MEMORY = 3 * 2**29  # 1.5 GiB of address space per worker beyond its loaded state
@@ -194,6 +208,72 @@ def check_nesting(html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK) -> 
         f"elements nest too deeply to parse in bounded time: over {max_work:,} tree-building steps estimated "
         f"(open elements reach {deepest:,} before the scan stops; limit max_parser_work)"
     )
+
+
+# ── attributes ──────────────────────────────────────────────────────────────────
+
+_ATTR_SEP = r"(?:[\t\n\f\r /]++|(?<=[\"']))"  # whitespace or /, or nothing after a quoted value
+_ATTR = r"""(?:[^\t\n\f\r />=][^\t\n\f\r />=]*+|=[^\t\n\f\r />=]*+)(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >]*+))?+"""
+_MANY_ATTRS: dict[int, re.Pattern[str]] = {}
+
+
+def check_attributes(html: str, max_attributes: int | None = DEFAULT_MAX_ATTRIBUTES) -> LimitExceededError | None:
+    """The error for a page with an element of more than ``max_attributes`` attributes, else ``None``.
+
+    Lexbor compares each attribute of a tag with the ones before it (duplicates are dropped), so one
+    tag costs attributes²: 10,000 take 0.6 s, 100,000 about a minute, in one C call. The check is one
+    regex search for a tag with that many attributes (possessive, so linear), confirmed on
+    :func:`markup_only` (an attribute-like run inside a script or comment is no tag).
+    """
+    if max_attributes is None:
+        return None
+    pattern = _MANY_ATTRS.get(max_attributes)
+    if pattern is None:
+        pattern = re.compile(rf"<[A-Za-z][^\t\n\f\r />]*+(?:{_ATTR_SEP}{_ATTR}){{{max_attributes + 1}}}")
+        _MANY_ATTRS[max_attributes] = pattern
+    if pattern.search(html) is None or pattern.search(markup_only(html)) is None:
+        return None
+    return TooManyAttributesError(
+        f"an element has more than {max_attributes:,} attributes (the parser's cost grows with their square; "
+        "limit max_attributes)"
+    )
+
+
+_SPARSE = 1_000  # characters per '<' above which the attribute check runs on every page (it costs per '<')
+
+
+def check_parse_cost(
+    html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK, max_attributes: int | None = DEFAULT_MAX_ATTRIBUTES
+) -> LimitExceededError | None:
+    """Rules 2 and 2a before parsing: :func:`check_nesting`, and :func:`check_attributes` where it is cheap
+    or where the nesting scan runs anyway (pages with few ``<`` for their size, or many ``<``)."""
+    lt = html.count("<")
+    scanned = max_work is not None and lt**2 > 2 * max_work
+    if max_attributes is not None and (scanned or len(html) > _SPARSE * lt):
+        problem = check_attributes(html, max_attributes)
+        if problem is not None:
+            return problem
+    return check_nesting(html, max_work) if scanned else None
+
+
+# ── output size ─────────────────────────────────────────────────────────────────
+
+
+def check_output(outputs: dict[str, str], input_chars: int, ratio: float | None = DEFAULT_MAX_OUTPUT_RATIO) -> OutputTooLargeError | None:
+    """The error when an output is longer than ``ratio`` × the input's characters (and over 1 Mi
+    characters), else ``None``. Main content is a part of its page; what grows far past the page is the
+    HTML parser re-opening formatting elements (``<b>`` left open across 1,000 paragraphs) or entity
+    escaping, and such output is useless to a corpus."""
+    if ratio is None:
+        return None
+    limit = max(OUTPUT_FLOOR, int(ratio * input_chars))
+    for name, text in outputs.items():
+        if len(text) > limit:
+            return OutputTooLargeError(
+                f"the {name} output has {len(text):,} characters, more than {ratio:g} × the page's {input_chars:,} "
+                f"(limit max_output_ratio)"
+            )
+    return None
 
 
 # ── memory cap ──────────────────────────────────────────────────────────────────
