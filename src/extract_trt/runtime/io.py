@@ -444,6 +444,7 @@ def _iter_warc(
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     n = 0
+    cut_short = False  # the last row is a record whose payload ends early
     with contextlib.ExitStack() as stack:
         cut: _CutAware | None = None
         if isinstance(stream, str) and _is_gzip(stream):
@@ -462,9 +463,11 @@ def _iter_warc(
                         skipped[reason] += 1
                     continue
                 n += 1
-                yield _warc_record(rec, source, max_bytes)
-            if cut is not None and cut.error is not None:
-                raise cut.error
+                row = _warc_record(rec, source, max_bytes)
+                cut_short = row.get("error", "").startswith(_TRUNCATED)
+                yield row
+            if cut is not None and cut.error is not None and not (n and cut_short):
+                raise cut.error  # the cut left no truncated record to report it
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - fastwarc reports some stream errors as Rust panics
@@ -506,6 +509,9 @@ class _CutAware(io.RawIOBase):
         return n
 
 
+_TRUNCATED = "InputFormatError: WARC record is truncated"
+
+
 def _is_gzip(path: str) -> bool:
     with open(path, "rb") as f:
         return f.read(2) == _GZIP_MAGIC
@@ -541,7 +547,7 @@ def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]
     if max_bytes is None or len(body) <= max_bytes:
         if len(body) < rec.content_length:  # after parse_http, content_length is the payload's length
             record["error"] = _describe(
-                InputFormatError(f"WARC record is truncated: {len(body)} of {rec.content_length} payload bytes")
+                InputFormatError(f"{_TRUNCATED[len('InputFormatError: '):]}: {len(body)} of {rec.content_length} payload bytes")
             )
             return record
         body = _decode_http_body(body, http.get("Transfer-Encoding"), http.get("Content-Encoding"), max_bytes)
