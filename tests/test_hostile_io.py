@@ -20,7 +20,7 @@ from extract_trt.runtime.batch import run
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.io import check_page, iter_records
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
-from extract_trt.runtime.limits import check_nesting, markup_only
+from extract_trt.runtime.limits import check_attributes, check_nesting, markup_only
 
 runner = CliRunner()
 SURROGATE_JSONL = (
@@ -115,3 +115,20 @@ def test_a_formatting_reconstruction_bomb_is_stopped_by_the_worker_memory_cap() 
     kwargs = {"labeler": "heuristic", "output": "text"}
     results = list(run(records, workers=1, supervised=True, extractor_kwargs=kwargs, page_memory=64 * 2**20))
     assert results[0].error is not None and results[1].error is None and "enough words" in results[1].text
+
+
+def test_an_attribute_flood_is_rejected_before_parsing() -> None:
+    ex = Extractor(labeler=HeuristicLabeler())
+    for form in ("a{i}", 'a{i}=">"', 'a{i}="<"'):
+        flood = "<p " + " ".join(form.format(i=i) for i in range(100_000)) + ">x</p>"
+        assert ex.extract(flood).error.startswith("TooManyAttributesError: an element has more than 1,000 attributes"), form
+    assert ex.extract("<p " + " ".join(f"a{i}" for i in range(900)) + ">some text here</p>").error is None
+    in_script = "<script>var s = '<a " + "b " * 2_000 + "';</script><p>Some text.</p>"
+    assert check_attributes(in_script) is None  # a script's text is no tag
+
+
+def test_output_far_larger_than_the_page_is_an_error_record() -> None:
+    page_ = "<p>" + "&" * 300_000 + "</p>"  # each & is written as &amp; in the main HTML
+    r = Extractor(labeler=HeuristicLabeler(), output="html", max_output_ratio=2.0).extract(page_)
+    assert r.error.startswith("OutputTooLargeError: the main HTML output has") and r.main_html == ""
+    assert Extractor(labeler=HeuristicLabeler(), output="html").extract(page_).error is None  # default ratio 8
