@@ -17,8 +17,17 @@ subclass); the other pages of the batch are not affected. Checked in this order:
    (``NestingTooDeepError``). The default, 10⁸ steps, is about 14,000 nested ``<div>`` (~1 s of
    parsing); the 1,497 WCXB pages estimate at most 6.5·10⁶ (their DOMs are at most 55 levels deep). A
    page with at most ``sqrt(2 · max_parser_work)`` (≈ 14,000) ``<`` characters cannot exceed the limit
-   and is not scanned.
+   and is not scanned. The scan reads what the tokenizer reads (:func:`markup_only`): ``<!-->`` is an
+   empty comment, ``<title>``/``<script>``/``<style>`` inside ``<svg>``/``<math>`` hide nothing, all of
+   a page after ``<plaintext>`` is text — so markup cannot hide tags from it that the parser then builds.
    Everything after the parse is iterative, so depth itself is never an error (no recursion).
+2a. **Attributes** (``max_attributes``, default :data:`DEFAULT_MAX_ATTRIBUTES` = 1,000 on one element):
+   Lexbor's cost per tag grows with the square of its distinct attributes (100,000: about a minute in
+   one C call); :func:`check_attributes` finds such a tag by one linear regex search
+   (``TooManyAttributesError``). It costs about 0.7 µs per ``<``, so it runs where that is cheap — pages
+   with over 1,000 characters per ``<`` — and where the nesting scan runs anyway (over 14,000 ``<``);
+   :func:`check_parse_cost` applies rules 2 and 2a. A flood split up by many quoted ``<`` in between
+   can pass it; the hard stop below still bounds it.
 3. **Blocks** (``max_blocks``, default :data:`DEFAULT_MAX_BLOCKS` = 100,000; the largest shared page has
    3,112): more blocks than that → ``TooManyBlocksError`` (labelling cost grows with the block count).
 4. **Time** (``time_budget``, default :data:`DEFAULT_TIME_BUDGET` = 30 s per page) covers the page's own
@@ -32,7 +41,16 @@ subclass); the other pages of the batch are not affected. Checked in this order:
    runs under a ``SIGALRM`` timer (:func:`run_within`) that interrupts it as soon as Python code runs again;
    elsewhere (other threads, Windows, a caller that uses ``SIGALRM`` itself) the time is checked when the
    stage returns. A hang inside one C call is caught by the worker pool of
-   :mod:`extract_trt.runtime.batch`, which kills a worker that holds a page past ``page_timeout``.
+   :mod:`extract_trt.runtime.batch`, which kills a worker that holds a page past ``page_timeout``; the
+   CLI extracts in such a supervised worker with ``--workers 1`` too, so that stop always holds there.
+5. **Output size** (``max_output_ratio``, default :data:`DEFAULT_MAX_OUTPUT_RATIO` = 8): an output
+   (main HTML, Markdown or text) longer than 8 × the page's characters and over 1 Mi characters is
+   dropped for ``OutputTooLargeError`` (:func:`check_output`) — 20 KB of ``<b>`` left open across
+   paragraphs would otherwise give 11 MB of main HTML.
+6. **Memory**: a worker process caps its address space at what it holds once its Extractor is built
+   plus ``page_memory`` (:data:`DEFAULT_PAGE_MEMORY`, 1.5 GiB; :func:`cap_memory`). A page past it fails
+   in its own allocation: ``TreeTooLargeError`` (the parser's formatting-element reconstruction can turn
+   29 KB of markup into 2 million elements) or another error record, and the worker goes on.
 """
 
 from __future__ import annotations
