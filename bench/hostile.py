@@ -3,6 +3,7 @@ rows out, peak memory of the process tree, worst page time and wall time.
 
     python bench/hostile.py                  # builds the corpus in a temp dir, runs -w 1 and -w 2
     python bench/hostile.py --workers 1 --keep /tmp/hostile
+    python bench/hostile.py --supervision-cost 300   # real pages: in process vs one supervised worker
 
 The corpus is written from general categories, not from the tests' pages: deep nesting behind every
 tokenizer state that hides markup, attribute floods, formatting-element reconstruction bombs, hostile
@@ -248,11 +249,42 @@ def run(inputs: list[str], out: Path, workers: int) -> dict:
             "worst_page": str(worst.get("id"))[:60], "errors": errors, "stderr_tail": stderr.strip().splitlines()[-2:]}  # fmt: skip
 
 
+def supervision_cost(pages: int, rounds: int) -> None:
+    """Pages/s on real WCXB pages (built-in model), one process vs one supervised worker, rounds alternated
+    so that load on the machine hits both alike; the worker's start is counted (it is part of a run)."""
+    from extract_trt.runtime.batch import run as run_pages
+
+    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "wcxb-dev.jsonl.gz"
+    records = []
+    with gzip.open(data, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            records.append({"id": str(len(records)), "html": obj["html"]})
+            if len(records) >= pages:
+                break
+    kwargs = {"output": ("markdown",)}
+    best = {False: float("inf"), True: float("inf")}
+    for _ in range(rounds):
+        for supervised in (False, True):
+            start = time.perf_counter()
+            n = sum(1 for _ in run_pages(records, workers=1, supervised=supervised, extractor_kwargs=kwargs))
+            best[supervised] = min(best[supervised], time.perf_counter() - start)
+            assert n == len(records)
+    for supervised, seconds in best.items():
+        label = "one supervised worker" if supervised else "in process"
+        print(f"{label:22} {len(records)} pages: {len(records) / seconds:6.1f} pages/s (best of {rounds}, start included)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--keep", help="build the corpus here (kept) instead of a temp dir")
+    parser.add_argument("--supervision-cost", type=int, metavar="PAGES", help="only measure the supervised worker's cost")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.supervision_cost:
+        supervision_cost(args.supervision_cost, args.rounds)
+        return
     root = Path(args.keep or tempfile.mkdtemp(prefix="extract-trt-hostile-"))
     inputs, n_in = build(root)
     print(f"corpus: {n_in} input records in {len(inputs)} inputs under {root}", flush=True)
