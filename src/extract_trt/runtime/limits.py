@@ -100,13 +100,17 @@ T = TypeVar("T")
 # ── nesting scan ────────────────────────────────────────────────────────────────
 
 _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
-# Where the tokenizer may leave the data state: comments, bogus comments, and the elements whose text it
-# reads without tags (raw text, RCDATA, plaintext) or that start/end foreign content.
-_HIDING = re.compile(
-    r"<(?:!--|!|\?|(/?)(svg|math|script|style|xmp|iframe|noembed|noframes|textarea|title|plaintext)(?=[\s/>]))",
-    re.IGNORECASE,
+# The tokens of the data state: comments, bogus comments, and tags read whole — attributes included, with
+# quotes only where they start a value (after "=") — so that "<!--" or "<script>" inside an attribute
+# value is not taken for markup.
+_TOKEN = re.compile(
+    r"""<(?:(?P<comment>!--)|(?P<bogus>[!?])|(?P<end>/?)(?P<name>[A-Za-z][^\t\n\f\r />]*+)"""
+    r"""(?:[^>"'=]++|=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+')|["'=])*+>?)"""
 )
 _COMMENT_END = re.compile(r"--!?>")
+# Elements whose text the tokenizer reads without tags (outside foreign content), and the foreign roots.
+_RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title"})
+_FOREIGN = frozenset({"svg", "math"})
 _RAW_END: dict[str, re.Pattern[str]] = {}
 _VOID = frozenset(
     {"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image", "img", "input",
@@ -177,11 +181,11 @@ def markup_only(html: str) -> str:
     pos = foreign = 0
     n = len(html)
     while pos < n:
-        m = _HIDING.search(html, pos)
+        m = _TOKEN.search(html, pos)
         if m is None:
             break
-        start, token = m.start(), m.group(0)
-        if token == "<!--":
+        start = m.start()
+        if m.group("comment"):
             out.append(html[pos:start])
             if html.startswith(">", start + 4):
                 pos = start + 5
@@ -191,26 +195,26 @@ def markup_only(html: str) -> str:
                 end = _COMMENT_END.search(html, start + 4)
                 pos = n if end is None else end.end()
             continue
-        if token in ("<!", "<?"):
+        if m.group("bogus"):
             out.append(html[pos:start])
             end = html.find(">", start)
             pos = n if end < 0 else end + 1
             continue
-        closing, name = m.group(1), m.group(2).lower()
-        if name in ("svg", "math"):
+        name = m.group("name").lower()
+        closing = bool(m.group("end"))
+        if name in _FOREIGN:
             foreign = max(0, foreign - 1) if closing else foreign + 1
-        if closing or foreign or name in ("svg", "math"):
-            out.append(html[pos : m.end()])
-            pos = m.end()
+        out.append(html[pos : m.end()])
+        pos = m.end()
+        if closing or foreign or name in _FOREIGN:
             continue
         if name == "plaintext":
-            out.append(html[pos : m.end()] + ">")
             return "".join(out)
-        out.append(html[pos : m.end()] + ">")  # the element itself is a tag; its text is not
-        if name not in _RAW_END:
-            _RAW_END[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
-        end = _RAW_END[name].search(html, m.end())
-        pos = n if end is None else end.start()
+        if name in _RAW_TEXT:  # its text runs to its end tag, or to the end
+            if name not in _RAW_END:
+                _RAW_END[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
+            end = _RAW_END[name].search(html, pos)
+            pos = n if end is None else end.start()
     out.append(html[pos:])
     return "".join(out)
 
