@@ -36,7 +36,9 @@ prints those counts on stderr).
 * HTML file: ``id`` = the path as given/expanded, ``url`` = ``None``, ``html`` = the raw bytes.
   Stdin HTML: ``id`` = ``"-"``.
 * JSONL: one JSON object per line. ``html`` = the ``html_field`` value (a string), ``id`` = ``id``, else
-  ``track_id``, else ``"<source>:<line number>"`` (1-based; ``source`` is ``stdin`` for ``-``), ``url``
+  ``track_id``, else ``"<source>:<line number>"`` (1-based; ``source`` is ``stdin`` for ``-``); a string
+  id is kept as given, a number is rendered as canonical JSON, anything else makes the line an error
+  record (:func:`record_id`), ``url``
   and ``content_type`` when present as strings. Blank lines are skipped. A line that is not valid JSON
   / UTF-8, is not an object, or lacks a string ``html`` field gives an error record (id from the line
   when it parsed). A corrupt or truncated file gives one error record for the rest of the file.
@@ -58,6 +60,10 @@ first 8 KiB — UTF-16/32 text with a BOM, and UTF-16 without one, is exempt); m
 
 Outputs
 -------
+Every writer first passes a result through :func:`writable`: a result holding a string that UTF-8
+cannot store (a lone surrogate, which JSON input may carry) is written as an ``OutputEncodingError``
+record with U+FFFD in its id, so one such record never stops a run.
+
 * :class:`JsonlWriter`: one JSON object per line, in the order written, UTF-8, ``ensure_ascii=False``;
   to a path (``.gz`` suffix → gzip) or stdout. Fields per :func:`result_record`. The file is written in
   place as the run progresses (every line is complete JSON, so a partial file is usable).
