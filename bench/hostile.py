@@ -237,7 +237,8 @@ def run(inputs: list[str], out: Path, workers: int) -> dict:
     skipped = 0
     for line in stderr.splitlines():
         if "skipped (no output row)" in line:
-            skipped = sum(int(part.strip().split(" ", 1)[0].replace(",", "")) for part in line.split(":", 2)[2].split(","))
+            counts = line.split("skipped (no output row):", 1)[1].split(",")
+            skipped = sum(int(part.strip().split(" ", 1)[0].replace(",", "")) for part in counts)
     worst = max(rows, key=lambda r: r.get("seconds") or 0)
     errors: dict[str, int] = {}
     for r in rows:
