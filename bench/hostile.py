@@ -10,8 +10,9 @@ tokenizer state that hides markup, attribute floods, formatting-element reconstr
 ids (lone surrogates, NUL, control characters, huge, non-string), hostile characters in the HTML,
 charsets (UTF-16 without BOM, stray bytes in UTF-8), binary, broken WARC/gzip, and pages whose output
 would be huge. Inputs: one JSONL file (``text`` pages and ids), one HTML file per byte-level page, and
-a few WARC files. "In" counts every JSONL line, HTML file and WARC record; "out" counts output rows plus
-the WARC records the CLI reports as skipped (not HTML responses): the two must be equal.
+a few WARC files. Every JSONL line and HTML file must give one row (``page_records_in`` = ``page_rows``);
+every WARC record gives a row or is counted in the CLI's "skipped" note (``warc_skipped``), and a file
+cut or corrupt gives one error row for its tail (``warc_tail_errors``).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def warc_files(root: Path) -> list[Path]:
 
 
 def build(root: Path) -> tuple[list[str], int]:
-    """Write the corpus under ``root``; (inputs for the CLI, number of input records)."""
+    """Write the corpus under ``root``; (inputs for the CLI, number of page records: JSONL lines + HTML files)."""
     root.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps({"id": name, "html": html}) for name, html in text_pages()] + hostile_ids()
     (root / "pages.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
@@ -192,17 +193,8 @@ def build(root: Path) -> tuple[list[str], int]:
     for name, data in byte_pages():
         (root / f"{name}.html").write_bytes(data)
         inputs.append(str(root / f"{name}.html"))
-    warcs = warc_files(root)
-    inputs += [str(p) for p in warcs]
-    n_warc = 0
-    from fastwarc.warc import ArchiveIterator, WarcRecordType
-
-    for path in warcs:  # what a careful reader of the intact prefix of each file finds
-        try:
-            n_warc += sum(1 for _ in ArchiveIterator(open(path, "rb"), record_types=WarcRecordType.any_type))
-        except Exception:  # noqa: BLE001 - the count is a lower bound for a broken file
-            pass
-    return inputs, len(lines) + len(byte_pages()) + n_warc
+    inputs += [str(p) for p in warc_files(root)]
+    return inputs, len(lines) + len(byte_pages())
 
 
 # ── the run ─────────────────────────────────────────────────────────────────────
@@ -239,13 +231,16 @@ def run(inputs: list[str], out: Path, workers: int) -> dict:
         if "skipped (no output row)" in line:
             counts = line.split("skipped (no output row):", 1)[1].split(",")
             skipped = sum(int(part.strip().split(" ", 1)[0].replace(",", "")) for part in counts)
+    warc_rows = [r for r in rows if str(r["id"]).startswith("<urn:") or ".warc.gz#" in str(r["id"])]
     worst = max(rows, key=lambda r: r.get("seconds") or 0)
     errors: dict[str, int] = {}
     for r in rows:
         if r.get("error"):
             kind = r["error"].split(":", 1)[0]
             errors[kind] = errors.get(kind, 0) + 1
-    return {"workers": workers, "rc": proc.returncode, "rows": len(rows), "skipped": skipped, "wall_s": round(wall, 1),
+    return {"workers": workers, "rc": proc.returncode, "rows": len(rows), "page_rows": len(rows) - len(warc_rows),
+            "warc_rows": len(warc_rows), "warc_tail_errors": sum(".warc.gz#" in str(r["id"]) for r in warc_rows),
+            "warc_skipped": skipped, "wall_s": round(wall, 1),
             "peak_rss_mb": round(peak / 2**20), "worst_page_s": round(worst.get("seconds") or 0, 2),
             "worst_page": str(worst.get("id"))[:60], "errors": errors, "stderr_tail": stderr.strip().splitlines()[-2:]}  # fmt: skip
 
@@ -287,11 +282,12 @@ def main() -> None:
         supervision_cost(args.supervision_cost, args.rounds)
         return
     root = Path(args.keep or tempfile.mkdtemp(prefix="extract-trt-hostile-"))
-    inputs, n_in = build(root)
-    print(f"corpus: {n_in} input records in {len(inputs)} inputs under {root}", flush=True)
+    inputs, n_pages = build(root)
+    n_warc = sum(p.endswith(".warc.gz") for p in inputs)
+    print(f"corpus: {n_pages} page records + {n_warc} WARC files, {len(inputs)} inputs under {root}", flush=True)
     for workers in args.workers:
         row = run(inputs, root / f"out-w{workers}.jsonl", workers)
-        print(json.dumps({"records_in": n_in, "out_plus_skipped": row["rows"] + row["skipped"], **row}), flush=True)
+        print(json.dumps({"page_records_in": n_pages, **row}), flush=True)
 
 
 if __name__ == "__main__":
