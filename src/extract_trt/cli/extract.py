@@ -33,7 +33,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from extract_trt.runtime.errors import ExtractError
-from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
+from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, cap_memory
 from extract_trt.runtime.io import (
     DEFAULT_MAX_BYTES,
     FileTreeWriter,
@@ -371,8 +371,13 @@ def _run(
     writer = _open_writer(output, fmt, single, resolved)
     bar = Progress(show_progress)
     # One worker process even with --workers 1 (unless there is no time budget to hold a page to): a page
-    # stuck in native code is then killed after page_timeout instead of hanging the run.
-    supervised = kwargs.get("time_budget") is not None
+    # stuck in native code is then killed after page_timeout instead of hanging the run. A single HTML
+    # document (interactive use: a worker's start would double the wait) stays in this process, under the
+    # same memory cap a worker has.
+    limited = kwargs.get("time_budget") is not None
+    supervised = limited and not single
+    if limited and single and workers <= 1:
+        cap_memory(DEFAULT_PAGE_MEMORY)
     results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=None if supervised else extractor, supervised=supervised)
     try:
         with contextlib.closing(results):
