@@ -132,3 +132,14 @@ def test_output_far_larger_than_the_page_is_an_error_record() -> None:
     r = Extractor(labeler=HeuristicLabeler(), output="html", max_output_ratio=2.0).extract(page_)
     assert r.error.startswith("OutputTooLargeError: the main HTML output has") and r.main_html == ""
     assert Extractor(labeler=HeuristicLabeler(), output="html").extract(page_).error is None  # default ratio 8
+
+
+def test_a_single_page_runs_in_process_under_a_memory_cap_that_is_lifted_afterwards(tmp_path: Path) -> None:
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    bomb = tmp_path / "bomb.html"
+    bomb.write_text("<body><p>" + "".join(f"<b id=b{i}>" for i in range(50)) + "</p>" + "<p>x</p>" * 50)
+    result = runner.invoke(app, ["extract", "-l", "heuristic", "-f", "text", str(bomb)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert resource.getrlimit(resource.RLIMIT_AS) == before  # the CLI's caller (here: pytest) is not left capped

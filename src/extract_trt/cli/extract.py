@@ -33,7 +33,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from extract_trt.runtime.errors import ExtractError
-from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, cap_memory
+from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, memory_capped
 from extract_trt.runtime.io import (
     DEFAULT_MAX_BYTES,
     FileTreeWriter,
@@ -376,11 +376,10 @@ def _run(
     # same memory cap a worker has.
     limited = kwargs.get("time_budget") is not None
     supervised = limited and not single
-    if limited and single and workers <= 1:
-        cap_memory(DEFAULT_PAGE_MEMORY)
+    cap = DEFAULT_PAGE_MEMORY if limited and single and workers <= 1 else None
     results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=None if supervised else extractor, supervised=supervised)
     try:
-        with contextlib.closing(results):
+        with contextlib.closing(results), memory_capped(cap):
             for result in results:
                 writer.write(result)
                 bar.update(result)

@@ -59,7 +59,8 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from extract_trt.runtime.errors import (
@@ -78,6 +79,7 @@ __all__ = [
     "DEFAULT_PAGE_MEMORY",
     "DEFAULT_TIME_BUDGET",
     "cap_memory",
+    "memory_capped",
     "check_attributes",
     "check_output",
     "check_parse_cost",
@@ -302,26 +304,46 @@ def check_output(outputs: dict[str, str], input_chars: int, ratio: float | None 
 
 
 def cap_memory(extra: int | None) -> bool:
-    """Cap this process's address space at its current size plus ``extra`` bytes (``RLIMIT_AS``).
+    """Cap this process's address space at its current size plus ``extra`` bytes (``RLIMIT_AS``, soft).
 
     For worker processes (:mod:`extract_trt.runtime.batch`), called once the Extractor is built: an
     allocation past the cap fails inside the page that asked for it (Lexbor's parse fails, Python raises
     ``MemoryError``), which becomes that page's error record. Returns False where it cannot be applied
     (no ``resource`` module, no ``/proc``, or ``extra`` is ``None``).
     """
+    return _set_memory_cap(extra) is not None
+
+
+@contextmanager
+def memory_capped(extra: int | None) -> Iterator[None]:
+    """:func:`cap_memory` for the duration of the block only (a process that is not a worker: the CLI
+    extracting a single page in its own process); the previous limit is restored on exit."""
+    previous = _set_memory_cap(extra)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, previous)
+
+
+def _set_memory_cap(extra: int | None) -> tuple[int, int] | None:
+    """Apply the cap; the limits it replaced, or ``None`` where it was not applied."""
     if extra is None:
-        return False
+        return None
     try:
         import resource
 
         with open("/proc/self/status") as status:
             size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        previous = resource.getrlimit(resource.RLIMIT_AS)
+        hard = previous[1]
         soft = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     except (ImportError, OSError, StopIteration, ValueError):
-        return False
-    return True
+        return None
+    return previous
 
 
 # ── time budget ─────────────────────────────────────────────────────────────────
