@@ -314,7 +314,7 @@ def test_jsonl_writer_json_and_gzip(tmp_path: Path) -> None:
         for r in _results():
             w.write(r)
     lines = [json.loads(line) for line in gzip.open(path, "rt", encoding="utf-8")]
-    keys = ["id", "url", "main_html", "markdown", "text", "labels", "n_blocks", "labeler", "timings", "error"]
+    keys = ["id", "url", "main_html", "markdown", "text", "labels", "n_blocks", "labeler", "timings", "error", "metadata"]
     assert all(list(line) == keys for line in lines)
     assert lines[2]["labels"] == ["main", "other"]
 

@@ -2,7 +2,8 @@
 
 **Ours** (``../shared/data/*.jsonl.gz``): ``id``, ``url``, ``html``, ``groundtruth``,
 ``groundtruth_format`` (``text`` | ``markdown`` | ``snippets`` | absent = no ground truth), ``with`` /
-``without`` snippet lists, ``lang``, ``page_type``; ``annotated_html`` when the page has WebMainBench
+``without`` snippet lists, ``lang``, ``page_type``, metadata ground truth ``title``, ``author``,
+``publish_date`` (null where the page has none); ``annotated_html`` when the page has WebMainBench
 ``cc-select`` marks. For ``snippets`` pages the ``groundtruth`` string is only the ``with`` snippets joined,
 so no text metric is computed on them, only snippet rates.
 
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from extract_trt.eval.metrics import METADATA_FIELDS
 from extract_trt.runtime.errors import InputFormatError
 
 __all__ = ["BREAKDOWN_KEYS", "EvalRecord", "read_dataset", "read_ids", "record_from_json"]
@@ -51,6 +53,8 @@ class EvalRecord:
     without_snippets: list[str] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     annotated_html: str | None = None  # HTML with cc-select marks (for the annotation labeler)
+    # metadata ground truth: title / author / date (ISO day) where the dataset states them
+    metadata: dict[str, str] = field(default_factory=dict)
 
     @property
     def wants(self) -> str:
@@ -103,6 +107,7 @@ def record_from_json(obj: dict[str, Any], *, line: int = 0, reference_field: str
         without_snippets=[str(s) for s in obj.get("without") or []],
         meta=meta,
         annotated_html=obj.get("annotated_html") if isinstance(obj.get("annotated_html"), str) else None,
+        metadata={name: value for name, key in METADATA_FIELDS.items() if (value := _str_or_none(obj.get(key)))},
     )
 
 

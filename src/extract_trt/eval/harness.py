@@ -21,6 +21,7 @@ chunk, so memory stays bounded and the reference tokens are computed once per pa
 from __future__ import annotations
 
 import copy
+import datetime
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,11 +45,16 @@ OURS_NAMES = ("default", "heuristic", "annotation")
 
 @dataclass(slots=True)
 class Prediction:
-    """A candidate's output for one record: the string scored, its per-page seconds, and an error."""
+    """A candidate's output for one record: the string scored, its per-page seconds, and an error; the
+    page's metadata (:meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict` keys) when the candidate
+    extracts it, with the seconds that took (not in ``seconds``; the CPU-time speed of a candidate
+    counts both)."""
 
     output: str
     seconds: float
     error: str | None = None
+    metadata: dict[str, Any] | None = None
+    metadata_seconds: float | None = None
 
 
 @runtime_checkable
@@ -89,6 +95,8 @@ class ExtractorCandidate:
             # main_html again (0.8 ms of a 10 ms page); Markdown is scored in WebMainBench's own conversion
             # of main_html
             self.extractor.outputs = ("text",) if all(r.wants == "text" for r in records) else ("html",)
+            # page metadata read (and timed) only on datasets that score it
+            self.extractor.metadata = any(r.metadata for r in records)
         inputs = ({"id": r.id, "url": r.url, "html": self._html(r)} for r in records)
         out = []
         for record, result in zip(records, self.extractor.extract_many(inputs)):
@@ -99,7 +107,12 @@ class ExtractorCandidate:
                 text = result.text
             else:
                 text = convert.to_text(result.main_html)
-            out.append(Prediction(text, result.seconds + time.perf_counter() - t0, result.error))
+            prediction = Prediction(text, result.seconds + time.perf_counter() - t0, result.error)
+            if result.metadata is not None:  # timed apart, as for the peers
+                prediction.metadata = result.metadata.as_dict()
+                prediction.metadata_seconds = result.timings.get("metadata", 0.0)
+                prediction.seconds -= prediction.metadata_seconds
+            out.append(prediction)
         return out
 
 
@@ -120,6 +133,13 @@ class PeerCandidate:
             except Exception as exc:  # a peer crashing on one page must not stop the evaluation
                 out.append(Prediction("", 0.0, f"{type(exc).__name__}: {exc}"))
             out[-1].seconds = time.perf_counter() - t0
+            if record.metadata and self.peer.metadata is not None:
+                t0 = time.perf_counter()
+                try:
+                    out[-1].metadata = self.peer.metadata(record)
+                except Exception:  # scored as saying nothing
+                    out[-1].metadata = {}
+                out[-1].metadata_seconds = time.perf_counter() - t0
         return out
 
 
@@ -165,8 +185,10 @@ def _reference(record: EvalRecord) -> _Reference:
     return _Reference(bag=metrics.words(gt), tokens=metrics.jieba_tokens(gt))
 
 
-def score_page(record: EvalRecord, prediction: Prediction, candidate: str, ref: _Reference | None = None) -> PageRow:
-    """One per-page row: every metric the record's ground truth allows."""
+def score_page(
+    record: EvalRecord, prediction: Prediction, candidate: str, ref: _Reference | None = None, *, keep_text: bool = False
+) -> PageRow:
+    """One per-page row: every metric the record's ground truth allows (``keep_text``: and the scored text)."""
     ref = ref if ref is not None else _reference(record)
     out = prediction.output or ""
     row = PageRow(
@@ -179,6 +201,7 @@ def score_page(record: EvalRecord, prediction: Prediction, candidate: str, ref: 
         error=prediction.error,
         empty=not out.strip(),
         chars=len(out),
+        text=out if keep_text else None,
     )
     if record.has_text_groundtruth:
         gt = record.groundtruth or ""
@@ -187,7 +210,17 @@ def score_page(record: EvalRecord, prediction: Prediction, candidate: str, ref: 
         row.rouge5_pulpie = metrics.rouge_n_pulpie(out.strip(), gt)
     if record.with_snippets or record.without_snippets:
         row.snippets = metrics.snippet_counts(out, record.with_snippets, record.without_snippets)
+    if record.metadata and prediction.metadata is not None:
+        row.metadata = {
+            name: metrics.metadata_outcome(_as_text(prediction.metadata.get(name)), truth, name)
+            for name, truth in record.metadata.items()
+        }
+        row.metadata_seconds = prediction.metadata_seconds
     return row
+
+
+def _as_text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _chunks(records: Iterable[EvalRecord], size: int) -> Iterator[list[EvalRecord]]:
@@ -203,13 +236,15 @@ def evaluate(
     dataset: str = "",
     chunk_size: int = 32,
     warmup: bool = True,
+    keep_text: bool = False,
     on_page: Callable[[EvalRecord, list[PageRow]], None] | None = None,
 ) -> Report:
     """Run every extractor over ``records`` and score each page; returns a :class:`Report`.
 
     Extractors that cannot be loaded (a peer not installed) are listed in ``Report.skipped`` with the
     reason instead of failing the run. ``warmup`` runs each extractor once on the first page, untimed,
-    before measuring. ``on_page(record, rows)`` is called once per record with the
+    before measuring. ``keep_text`` keeps each scored prediction in its row (``PageRow.text``, written to
+    ``pages.json``: runs can then be re-scored and compared). ``on_page(record, rows)`` is called once per record with the
     rows of all extractors (for progress display). Metrics: :mod:`extract_trt.eval.metrics`; a failed
     page scores as an empty prediction and keeps its error.
     """
@@ -245,8 +280,9 @@ def evaluate(
         for i, record in enumerate(chunk):
             ref = _reference(record)
             for candidate, preds in zip(candidates, predictions):
-                chunk_rows[i].append(score_page(record, preds[i], candidate.name, ref))
+                chunk_rows[i].append(score_page(record, preds[i], candidate.name, ref, keep_text=keep_text))
             rows.extend(chunk_rows[i])
             if on_page is not None:
                 on_page(record, chunk_rows[i])
-    return Report(rows=rows, candidates=list(infos.values()), skipped=skipped, dataset=dataset)
+    date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    return Report(rows=rows, candidates=list(infos.values()), skipped=skipped, dataset=dataset, date=date)

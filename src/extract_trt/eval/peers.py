@@ -22,6 +22,10 @@ rs-trafilatura ``rs_trafilatura.extract(html, url=url)`` → ``main_content`` / 
                ``content_html``. Its PyPI wheel exists for CPython 3.12 only.   ``content_html``
 ============== ================================================================ ==========================
 
+Metadata (title, author, publication date) is scored for the peers that extract it: trafilatura, with
+``trafilatura.extract_metadata(html, default_url=url)`` (what ``bare_extraction(with_metadata=True)``
+runs), timed apart from its text extraction.
+
 A peer that is not installed raises :class:`PeerUnavailable` with the reason when it is loaded, so the
 harness can skip it with a clear message.
 """
@@ -32,6 +36,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module, metadata
+from typing import Any
 
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.runtime.convert import benchmark_markdown, to_text
@@ -50,6 +55,7 @@ class Peer:
     name: str
     version: str
     extract: Callable[[EvalRecord, str], str]
+    metadata: Callable[[EvalRecord], dict[str, Any]] | None = None  # title, author, date, … of the page
 
 
 def _html_or_text(main_html: str | None, text: str | None, record: EvalRecord, want: str) -> str:
@@ -69,6 +75,16 @@ def _trafilatura() -> Callable[[EvalRecord, str], str]:
         return trafilatura.extract(record.html, url=record.url) or ""
 
     return extract
+
+
+def _trafilatura_metadata() -> Callable[[EvalRecord], dict[str, Any]]:
+    import trafilatura
+
+    def extract_metadata(record: EvalRecord) -> dict[str, Any]:
+        document = trafilatura.extract_metadata(record.html, default_url=record.url)
+        return document.as_dict() if document is not None else {}
+
+    return extract_metadata
 
 
 def _resiliparse() -> Callable[[EvalRecord, str], str]:
@@ -147,6 +163,7 @@ _PEERS: dict[str, tuple[str, str, Callable[[], Callable[[EvalRecord, str], str]]
     "justext": ("justext", "jusText", _justext),
     "rs-trafilatura": ("rs_trafilatura", "rs-trafilatura", _rs_trafilatura),
 }
+_METADATA = {"trafilatura": _trafilatura_metadata}
 _ALIASES = {"readability-lxml": "readability", "jusText": "justext", "rs_trafilatura": "rs-trafilatura"}
 PEER_NAMES = tuple(_PEERS)
 
@@ -175,4 +192,4 @@ def load_peer(name: str) -> Peer:
         version = metadata.version(dist)
     except metadata.PackageNotFoundError:
         version = "?"
-    return Peer(name=key, version=version, extract=loader())
+    return Peer(name=key, version=version, extract=loader(), metadata=_METADATA.get(key, lambda: None)())

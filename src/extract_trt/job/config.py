@@ -17,14 +17,14 @@ from typing import Any, Literal
 
 from extract_trt.runtime.errors import ExtractError, LabelerError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES
-from extract_trt.runtime.labelers import Labeler, get_labeler
+from extract_trt.runtime.labelers import Labeler, get_labeler, is_cascade_spec
 from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["JobConfig", "JobConfigError", "JobError", "NamedLabeler", "RayOptions", "SCHEMA_VERSION"]
 
 #: Version of the output shard schema and manifest layout; part of the config hash.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: metadata columns, timings.metadata
 
 #: Labelers that read the page's DOM (``PageBlocks.page_map``), not only its blocks.
 _DOM_LABELERS = frozenset({"annotation"})
@@ -71,7 +71,7 @@ class NamedLabeler:
     @staticmethod
     def _is_factory(spec: str) -> bool:
         module, sep, attr = spec.partition(":")
-        return bool(sep and module and attr) and not os.path.exists(spec)
+        return bool(sep and module and attr) and not os.path.exists(spec) and not is_cascade_spec(spec)
 
     def build(self) -> Labeler:
         """The labeler itself (built once per process).
@@ -154,7 +154,7 @@ class JobConfig:
         output_dir: where the Parquet shards and ``manifest.json`` go.
         labeler / labeler_args: see :class:`NamedLabeler`.
         outputs: conversions to produce besides ``main_html`` (``markdown``, ``text``).
-        links / images / cutoff_length / max_bytes / time_budget / keep_markup: as for
+        links / images / cutoff_length / max_bytes / time_budget / keep_markup / metadata: as for
             :class:`~extract_trt.runtime.extractor.Extractor`.
         html_field: the JSONL field / Parquet column holding the page.
         workers: local pool processes, or the number of label actors in Ray mode.
@@ -176,6 +176,7 @@ class JobConfig:
     max_bytes: int | None = DEFAULT_MAX_BYTES
     time_budget: float | None = DEFAULT_TIME_BUDGET
     keep_markup: bool = False
+    metadata: bool = False
     html_field: str = "html"
     workers: int = 1
     batch_size: int = 16
@@ -214,6 +215,7 @@ class JobConfig:
             "max_bytes": self.max_bytes,
             "time_budget": self.time_budget,
             "keep_markup": self.keep_markup,
+            "metadata": self.metadata,
             "html_field": self.html_field,
         }
 
@@ -234,4 +236,5 @@ class JobConfig:
             "max_bytes": self.max_bytes,
             "time_budget": self.time_budget,
             "keep_markup": self.keep_markup,
+            "metadata": self.metadata,
         }

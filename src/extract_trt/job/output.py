@@ -20,12 +20,22 @@ error           string    null on success, else ``"<ErrorType>: reason"``
 seconds         float64   sum of the stage timings
 timings         struct    seconds per stage: decode, simplify, label, reconstruct, convert
 source          string    the input shard's path
+title, author   string    page metadata (:class:`~extract_trt.runtime.metadata.PageMetadata`; all null
+                          when the job runs without metadata or the page failed)
+date            date32    publication date (its day), ``date_raw`` the ISO 8601 value as found
+                          (with time and offset when the page gives them)
+date_modified   date32    last-modified date, where the page states one
+sitename, description, language, language_detected, canonical_url, image, license
+                string    the other metadata fields
+categories,     list      of string
+tags
 =============== ========= =====================================================================
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import tempfile
 import time
@@ -43,9 +53,12 @@ from extract_trt.job.plan import Shard
 from extract_trt.runtime.extractor import Result
 from extract_trt.runtime.io import result_record
 
-__all__ = ["SHARD_SCHEMA", "STREAM_SCHEMA", "ShardSink", "ShardStats", "record_meta", "result_row", "stream_table"]
+__all__ = [
+    "SHARD_SCHEMA", "STREAM_SCHEMA", "ShardSink", "ShardStats", "metadata_columns", "record_meta", "result_row", "stream_table",
+]
 
-TIMING_KEYS = ("decode", "simplify", "label", "reconstruct", "convert")
+TIMING_KEYS = ("decode", "simplify", "metadata", "label", "reconstruct", "convert")
+METADATA_STRINGS = ("sitename", "description", "language", "language_detected", "canonical_url", "image", "license")
 
 SHARD_SCHEMA = pa.schema(
     [
@@ -65,6 +78,14 @@ SHARD_SCHEMA = pa.schema(
         pa.field("seconds", pa.float64()),
         pa.field("timings", pa.struct([pa.field(k, pa.float64()) for k in TIMING_KEYS])),
         pa.field("source", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("author", pa.string()),
+        pa.field("date", pa.date32()),
+        pa.field("date_raw", pa.string()),
+        pa.field("date_modified", pa.date32()),
+        *(pa.field(name, pa.string()) for name in METADATA_STRINGS),
+        pa.field("categories", pa.list_(pa.string())),
+        pa.field("tags", pa.list_(pa.string())),
     ]
 )
 #: What the modes stream to the sink: the shard columns plus ``shard``, the index in the pending list.
@@ -90,7 +111,23 @@ def result_row(meta: dict[str, Any], result: Result) -> dict[str, Any]:
     row["n_main"] = labels.count("main")
     row["seconds"] = result.seconds
     row["timings"] = {k: timings.get(k) for k in TIMING_KEYS}
+    row.update(metadata_columns(row.pop("metadata")))
     return row
+
+
+def metadata_columns(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The metadata columns of a row from :meth:`PageMetadata.as_dict` (``None``: all null)."""
+    if metadata is None:
+        return {}
+    columns = {name: metadata[name] for name in ("title", "author", *METADATA_STRINGS, "categories", "tags")}
+    columns["date_raw"] = metadata["date"]
+    columns["date"] = _day(metadata["date"])
+    columns["date_modified"] = _day(metadata["date_modified"])
+    return columns
+
+
+def _day(iso: str | None) -> datetime.date | None:
+    return datetime.date.fromisoformat(iso[:10]) if iso else None
 
 
 def stream_table(rows: list[dict[str, Any]]) -> pa.Table:

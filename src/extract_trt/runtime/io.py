@@ -682,7 +682,8 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
     """The JSON object written for ``result`` (an :class:`~extract_trt.runtime.extractor.Result`), after
     :func:`writable`.
 
-    ``json``: ``id, url, main_html, markdown, text, labels, n_blocks, labeler, timings, error``.
+    ``json``: ``id, url, main_html, markdown, text, labels, n_blocks, labeler, timings, error, metadata``
+    (``metadata``: :meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict`, ``null`` when off).
     Otherwise ``id``, ``url`` (only when known), the content under ``main_html``/``markdown``/``text``
     (empty string on failure), ``error`` (``null`` on success) and ``seconds`` (total, 6 decimals).
     """
@@ -699,6 +700,7 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
             "labeler": result.labeler,
             "timings": {k: round(v, 6) for k, v in result.timings.items()},
             "error": result.error,
+            "metadata": result.metadata.as_dict() if result.metadata is not None else None,
         }
     record: dict[str, Any] = {"id": result.id}
     if result.url is not None:
