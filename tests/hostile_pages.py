@@ -138,6 +138,20 @@ SHAPES: list[tuple[str, str, str | None]] = [
 ]
 
 
+# Round 2 (issue 28): markup behind the tokenizer states that hide it from a naive tag scan, attribute floods,
+# formatting elements re-opened in every paragraph, plaintext. Small sizes (the fuzzer multiplies them);
+# bench/hostile.py runs the full-size corpus.
+HIDERS = ["<!-->", "<!--->", "<svg><title>", "<svg><script>", "<math><style>", "<math><mi><title>", '<p title="<!--">',
+          "<noscript>", "<template>", "<!x>", "<?x>", "<svg><![CDATA[x]]>", "<plaintext>"]  # fmt: skip
+ROUND2: list[tuple[str, str]] = [
+    *((f"hidden-{i}", "<p>Intro.</p>" + hider + "<div>" * 300 + "x --></title></script></style>") for i, hider in enumerate(HIDERS)),
+    ("attribute-flood", "<p " + " ".join(f"a{i}" for i in range(1_500)) + ">x</p>"),
+    ("attribute-flood-quoted-gt", "<p " + " ".join(f'a{i}=">"' for i in range(1_500)) + ">x</p>"),
+    ("reconstruction-bomb", "<body><p>" + "".join(f"<b id=b{i}>" for i in range(100)) + "</p>" + "<p>x</p>" * 100),
+    ("plaintext-tags", "<p>Intro.</p><plaintext>" + "<div>" * 500),
+]
+
+
 def hostile_pages() -> list[tuple[str, str]]:
     """Every hostile page of this module, named."""
     pages = [(f"xss/{name}", XSS_PAGES.get(name) or in_page(fragment)) for name, fragment in XSS_VECTORS]
@@ -145,6 +159,7 @@ def hostile_pages() -> list[tuple[str, str]]:
     pages += [(f"injection/{name}", in_page(frag)) for name, frag, _ in INJECTIONS]
     pages += [(f"malformed/{name}", html) for name, html in MALFORMED]
     pages += [(f"shape/{name}", html) for name, html, _ in SHAPES]
+    pages += [(f"round2/{name}", html) for name, html in ROUND2]
     return pages
 
 
@@ -167,7 +182,8 @@ SNIPPETS = [b"<", b">", b"</", b"<div>", b"</div>", b"<p>", b"<table>", b"<td>",
             b"&#x0;", b"&#xD800;", b"\x00", b"\xff\xfe", b"\xc3", b"\xef\xbb\xbf", b'_item_id="1"', b"<|sep|>",
             b"<answer>", b"1main2other", b' cc-select="true"', b"<cc-alg-uc-text>", b' onclick="x()"',
             b'href="javascript:alert(1)"', b'<meta charset="shift_jis">', b'<meta charset="utf-16">', b"\r\n",
-            b"<source>", b"<wbr>", b"<li></li>", b"<details>", b"<summary>", b'style="display:none"', b"<nav>"]  # fmt: skip
+            b"<source>", b"<wbr>", b"<li></li>", b"<details>", b"<summary>", b'style="display:none"', b"<nav>",
+            b"<!-->", b"<!--->", b"<plaintext>", b"<svg><title>", b"<math><style>", b" a1 a2 a3 a4", b"<b id=x>"]  # fmt: skip
 
 
 def mutate(data: bytes, rng: random.Random, other: bytes = b"") -> bytes:

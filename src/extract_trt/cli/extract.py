@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import sys
+from collections import Counter
 from enum import Enum
 from importlib import resources
 from typing import Annotated, Any, Optional
@@ -32,7 +33,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from extract_trt.runtime.errors import ExtractError
-from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
+from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, memory_capped
 from extract_trt.runtime.io import (
     DEFAULT_MAX_BYTES,
     FileTreeWriter,
@@ -41,6 +42,7 @@ from extract_trt.runtime.io import (
     iter_records,
     resolve_inputs,
     result_record,
+    writable,
     write_atomic,
 )
 
@@ -245,7 +247,8 @@ def extract(
         raise fail(str(exc)) from None
 
     max_bytes = int(max_mb * 2**20) or None
-    records = iter_records(resolved, html_field=html_field, max_bytes=max_bytes)
+    skipped: Counter[str] = Counter()
+    records = iter_records(resolved, html_field=html_field, max_bytes=max_bytes, skipped=skipped)
     if sample:
         records = _sample_ids(records)
     first = next(records, None)
@@ -284,6 +287,9 @@ def extract(
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
     _run(stream, resolved, output, fmt_name, single, n_workers, kwargs, show_progress, front_matter)
+    if skipped:  # so that input records = output rows + skipped can be checked
+        detail = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items()))
+        typer.echo(f"extract-trt: note: skipped (no output row): {detail}", err=True)
 
 
 def _workers(spec: str, stream: Any, batch_size: Optional[int], provider: Optional[str]) -> tuple[int, Any]:
@@ -381,6 +387,7 @@ class _SingleWriter:
         self.fmt = fmt
 
     def write(self, result: Any) -> None:
+        result = writable(result)
         if self.fmt == "json":
             data = json.dumps(result_record(result, "json"), ensure_ascii=False, indent=2) + "\n"
         else:
@@ -430,9 +437,16 @@ def _run(
             raise fail(f"cannot build the extractor: {type(exc).__name__}: {exc}") from None
     writer = _open_writer(output, fmt, single, resolved)
     bar = Progress(show_progress)
-    results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=extractor)
+    # One worker process even with --workers 1 (unless there is no time budget to hold a page to): a page
+    # stuck in native code is then killed after page_timeout instead of hanging the run. A single HTML
+    # document (interactive use: a worker's start would double the wait) stays in this process, under the
+    # same memory cap a worker has.
+    limited = kwargs.get("time_budget") is not None
+    supervised = limited and not single
+    cap = DEFAULT_PAGE_MEMORY if limited and single and workers <= 1 else None
+    results = run(stream, workers=workers, extractor_kwargs=kwargs, extractor=None if supervised else extractor, supervised=supervised)
     try:
-        with contextlib.closing(results):
+        with contextlib.closing(results), memory_capped(cap):
             for result in results:
                 if front_matter and result.error is None and result.metadata is not None:
                     result.markdown = front_matter_block(result.metadata) + result.markdown
@@ -445,5 +459,9 @@ def _run(
         raise typer.Exit(0) from None
     except OSError as exc:
         raise fail(f"cannot write output {output!r}: {exc}") from None
+    except BaseException:  # an interrupted run keeps what it wrote (a file tree's index files included)
+        with contextlib.suppress(Exception):
+            writer.close()
+        raise
     finally:
         bar.close()

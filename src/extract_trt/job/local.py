@@ -49,10 +49,14 @@ def run_local(
     # of error rows. One process: this is the labeler it uses; a pool: each worker builds its own.
     kwargs = config.extractor_kwargs()
     kwargs["labeler"].build()
-    extractor = Extractor(**kwargs) if config.workers == 1 else None
+    # With a time budget, one worker is a supervised process too (a page stuck in native code is killed).
+    supervised = kwargs.get("time_budget") is not None
+    extractor = Extractor(**kwargs) if config.workers == 1 and not supervised else None
     rows: list[dict[str, Any]] = []
     errors = 0
-    results = batch.run(records(), workers=config.workers, extractor_kwargs=config.extractor_kwargs(), extractor=extractor)
+    results = batch.run(
+        records(), workers=config.workers, extractor_kwargs=config.extractor_kwargs(), extractor=extractor, supervised=supervised
+    )
     try:
         for result in results:
             rows.append(result_row(metas.popleft(), result))

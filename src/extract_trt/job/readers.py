@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from extract_trt.runtime.errors import InputFormatError
-from extract_trt.runtime.io import JSONL_SUFFIXES, WARC_SUFFIXES, check_page, detect_format, iter_records
+from extract_trt.runtime.io import JSONL_SUFFIXES, WARC_SUFFIXES, check_page, detect_format, iter_records, record_id
 
 __all__ = ["PARQUET_SUFFIXES", "SHARD_SUFFIXES", "ShardFormat", "iter_shard", "shard_format"]
 
@@ -91,8 +91,11 @@ def _parquet_record(path: str, row: int, values: dict[str, Any], html_field: str
     if rid is None:
         rid = values.get("track_id")
     url, ctype = values.get("url"), values.get("content_type")
+    rid = f"{path}:{row}" if rid is None else record_id(rid)
+    if isinstance(rid, Exception):
+        return _error(f"{path}:{row}", path, "parquet", rid)
     record: dict[str, Any] = {
-        "id": f"{path}:{row}" if rid is None else str(rid),
+        "id": rid,
         "url": url if isinstance(url, str) else None,
         "source": path,
         "format": "parquet",

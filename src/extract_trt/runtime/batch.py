@@ -13,9 +13,16 @@ Rules:
   :data:`CHUNK_PAGES`; the worker's Extractor labels a chunk in batches of its own), one chunk per idle worker, through a pipe per worker, so the parent always knows which
   records each worker holds. At most ``4 × workers`` chunks are between input and output (finished
   chunks wait for earlier ones to keep the order), so memory stays bounded on huge inputs.
-* **Crashes and hangs.** A worker that dies (killed, segfault, out of memory) or holds a chunk longer
-  than ``page_timeout`` seconds per record is killed if needed and replaced by a fresh one. The records
-  of its chunk are retried once, each on its own; a record that kills or outlasts its worker again gets
+* ``supervised=True`` with ``workers <= 1``: the same pool with one worker (the CLI's default), so a
+  hang in native code is stopped with one worker too.
+* **Memory.** Each worker caps its address space at what it holds once its Extractor is built plus
+  ``page_memory`` (default :data:`~extract_trt.runtime.limits.DEFAULT_PAGE_MEMORY`, 1.5 GiB; 20 MiB of
+  real pages peak at ~0.4 GB): a page that would need more fails its own allocation (an error record,
+  usually ``SimplifyError: HTML parser failed``, or ``MemoryError``) instead of exhausting the machine.
+* **Crashes and hangs.** A worker that dies (killed, segfault, out of memory) or holds one page longer
+  than ``page_timeout`` seconds (the worker reports each page it takes up and each result as it is
+  finished, so the clock runs per page, not per chunk) is killed if needed and replaced by a fresh
+  one. The records of its chunk that have no result yet are retried once, each on its own; a record that kills or outlasts its worker again gets
   a ``WorkerCrashError`` or ``TimeBudgetExceededError`` result. If new workers die before they are ready
   three times in a row, the pool gives up and every remaining record gets a ``WorkerCrashError`` result.
   A worker whose Extractor cannot be built reports that error for every record it is given.
@@ -40,7 +47,7 @@ from typing import Any
 
 from extract_trt.runtime.errors import TimeBudgetExceededError, WorkerCrashError
 from extract_trt.runtime.extractor import Extractor, Result
-from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
+from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, cap_memory
 
 __all__ = ["auto_workers", "available_cpus", "default_page_timeout", "extract_records", "parse_workers", "run"]
 
@@ -118,24 +125,30 @@ def run(
     extractor_kwargs: dict[str, Any] | None = None,
     extractor: Extractor | None = None,
     page_timeout: float | None = None,
+    supervised: bool = False,
+    page_memory: int | None = DEFAULT_PAGE_MEMORY,
 ) -> Iterator[Result]:
     """Extract ``records`` with ``workers`` processes; yields one Result per record, in order.
 
-    ``extractor`` (single process only) is used as is; otherwise ``Extractor(**extractor_kwargs)``.
+    ``extractor`` (in-process only) is used as is; otherwise ``Extractor(**extractor_kwargs)``.
     ``page_timeout``: seconds per record before a worker is killed (default :func:`default_page_timeout`).
+    ``supervised``: with ``workers <= 1``, still extract in one worker process, so that a page stuck in
+    native code (which no in-process timer can stop) is killed after ``page_timeout`` like with several.
+    ``page_memory``: bytes of address space a worker may add to what it holds once its Extractor is
+    built (:func:`~extract_trt.runtime.limits.cap_memory`; ``None``: no cap).
     """
     kwargs = dict(extractor_kwargs or {})
-    if workers <= 1:
+    if workers <= 1 and not supervised:
         yield from extract_records(extractor if extractor is not None else Extractor(**kwargs), records)
         return
     timeout = page_timeout if page_timeout is not None else default_page_timeout(kwargs)
-    yield from _Pool(workers, kwargs, timeout).run(records)
+    yield from _Pool(max(1, workers), kwargs, timeout, page_memory).run(records)
 
 
 # ---------------------------------------------------------------------------------- worker processes
 
 
-def _worker_main(conn: Connection, kwargs: dict[str, Any]) -> None:
+def _worker_main(conn: Connection, kwargs: dict[str, Any], page_memory: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
     extractor: Extractor | None = None
     init_error: str | None = None
@@ -143,6 +156,7 @@ def _worker_main(conn: Connection, kwargs: dict[str, Any]) -> None:
         extractor = Extractor(**kwargs)
     except Exception as exc:  # reported per record; raising here would only restart the worker forever
         init_error = f"{type(exc).__name__}: {exc}"
+    cap_memory(page_memory)
     conn.send(("ready", None))
     while True:
         try:
@@ -151,17 +165,31 @@ def _worker_main(conn: Connection, kwargs: dict[str, Any]) -> None:
             return
         if chunk is None:
             return
-        conn.send(("done", _work(extractor, init_error, chunk)))
+        _work(conn, extractor, init_error, chunk)
+        conn.send(("done", None))
 
 
-def _work(extractor: Extractor | None, init_error: str | None, chunk: list[dict[str, Any]]) -> list[Result]:
+def _work(conn: Connection, extractor: Extractor | None, init_error: str | None, chunk: list[dict[str, Any]]) -> None:
+    """Send one ``("result", Result)`` per record of ``chunk`` as it is finished, and a ``("tick", None)``
+    whenever a record is taken up, so the parent can hold each page (not the chunk) to ``page_timeout``."""
+    sent = 0
+
+    def feed() -> Iterator[dict[str, Any]]:
+        for i, record in enumerate(chunk):
+            if i:
+                conn.send(("tick", None))
+            yield record
+
     try:
         if extractor is None:
             raise RuntimeError(f"the worker could not build its Extractor: {init_error}")
-        return list(extract_records(extractor, chunk))
+        for result in extract_records(extractor, feed()):
+            conn.send(("result", result))
+            sent += 1
     except Exception as exc:  # one broken chunk must not stop the run
         reason = f"ExtractError: worker failed on this batch: {type(exc).__name__}: {exc}"
-        return [_error_result(r, reason) for r in chunk]
+        for record in chunk[sent:]:
+            conn.send(("result", _error_result(record, reason)))
 
 
 def _error_result(record: dict[str, Any], reason: str) -> Result:
@@ -175,19 +203,21 @@ class _Task:
     offset: int  # position of records[0] in that chunk
     records: list[dict[str, Any]]
     retry: bool = False
+    done: int = 0  # results received so far (records[:done])
 
 
 class _Worker:
     """One worker process, its pipe, and the task it holds."""
 
-    def __init__(self, ctx: Any, kwargs: dict[str, Any]) -> None:
+    def __init__(self, ctx: Any, kwargs: dict[str, Any], page_memory: int | None) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, kwargs), daemon=True)
+        self.process = ctx.Process(target=_worker_main, args=(child, kwargs, page_memory), daemon=True)
         self.process.start()
         child.close()
         self.ready = False
         self.task: _Task | None = None
-        self.deadline: float | None = time.monotonic() + _START_TIMEOUT
+        self.since = time.monotonic()  # when the current page (or the start) began
+        self.deadline: float | None = self.since + _START_TIMEOUT
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -197,13 +227,14 @@ class _Worker:
 
 
 class _Pool:
-    def __init__(self, workers: int, kwargs: dict[str, Any], page_timeout: float | None) -> None:
+    def __init__(self, workers: int, kwargs: dict[str, Any], page_timeout: float | None, page_memory: int | None) -> None:
         self.kwargs = kwargs
+        self.page_memory = page_memory
         self.batch_size = max(1, int(kwargs.get("batch_size") or CHUNK_PAGES))
         self.page_timeout = page_timeout
         self.window = workers * _IN_FLIGHT_PER_WORKER
         self.ctx = multiprocessing.get_context("spawn")
-        self.workers = [_Worker(self.ctx, kwargs) for _ in range(workers)]
+        self.workers = [_Worker(self.ctx, kwargs, page_memory) for _ in range(workers)]
         self.retries: deque[_Task] = deque()
         self.slots: dict[int, list[Result | None]] = {}  # chunk number → its results so far
         self.missing: dict[int, int] = {}  # chunk number → results still to come
@@ -233,7 +264,8 @@ class _Pool:
                     else:
                         continue
                     if self.broken is not None:
-                        self._complete(task, [_error_result(r, self.broken) for r in task.records])
+                        rest = task.records[task.done :]
+                        self._complete(_Task(task.seq, task.offset + task.done, rest), [_error_result(r, self.broken) for r in rest])
                     else:
                         self._assign(worker, task)
                 while self.missing.get(next_out) == 0:
@@ -249,14 +281,16 @@ class _Pool:
 
     def _assign(self, worker: _Worker, task: _Task) -> None:
         worker.task = task
-        if self.page_timeout is not None:
-            worker.deadline = time.monotonic() + self.page_timeout * len(task.records)
-        else:
-            worker.deadline = None
+        self._restart_clock(worker)
         try:
             worker.conn.send(task.records)
         except OSError:  # the worker died before it took the task; the sentinel reports it
             pass
+
+    def _restart_clock(self, worker: _Worker) -> None:
+        """The worker has started a page: it may hold it ``page_timeout`` seconds from now."""
+        worker.since = time.monotonic()
+        worker.deadline = None if self.page_timeout is None else worker.since + self.page_timeout
 
     def _complete(self, task: _Task, results: list[Result]) -> None:
         slot = self.slots[task.seq]
@@ -278,17 +312,23 @@ class _Pool:
                 except (EOFError, OSError):
                     self._replace(i, None)
                     continue
+                task = worker.task
                 if kind == "ready":
                     worker.ready = True
                     worker.deadline = None
                     self.start_failures = 0
-                else:
-                    task, worker.task, worker.deadline = worker.task, None, None
-                    if task is not None:
-                        if len(payload) != len(task.records):
-                            reason = f"ExtractError: worker returned {len(payload)} results for {len(task.records)}"
-                            payload = [_error_result(r, reason) for r in task.records]
-                        self._complete(task, payload)
+                elif kind == "tick":
+                    self._restart_clock(worker)
+                elif kind == "result" and task is not None:
+                    self._complete(_Task(task.seq, task.offset + task.done, []), [payload])
+                    task.done += 1
+                    self._restart_clock(worker)
+                elif kind == "done" and task is not None:
+                    worker.task, worker.deadline = None, None
+                    if task.done != len(task.records):
+                        reason = f"ExtractError: worker returned {task.done} results for {len(task.records)}"
+                        rest = task.records[task.done :]
+                        self._complete(_Task(task.seq, task.offset + task.done, rest), [_error_result(r, reason) for r in rest])
             elif worker.process.sentinel in ready:
                 self._replace(i, None)
             elif worker.deadline is not None and time.monotonic() >= worker.deadline:
@@ -311,11 +351,14 @@ class _Pool:
                 w.task = None
                 w.kill()
             return
-        self.workers[index] = _Worker(self.ctx, self.kwargs)
+        self.workers[index] = _Worker(self.ctx, self.kwargs, self.page_memory)
         if task is None:
             return
+        held = time.monotonic() - worker.since
+        start = task.offset + task.done  # the results before it came back
+        rest = task.records[task.done :]
         if not task.retry:
-            self.retries.extend(_Task(task.seq, task.offset + i, [r], retry=True) for i, r in enumerate(task.records))
+            self.retries.extend(_Task(task.seq, start + i, [r], retry=True) for i, r in enumerate(rest))
             return
         if timed_out_after is not None:
             error: Exception = TimeBudgetExceededError(
@@ -323,7 +366,10 @@ class _Pool:
             )
         else:
             error = WorkerCrashError(f"the worker died (exit code {worker.process.exitcode}) on this page twice")
-        self._complete(task, [_error_result(r, f"{type(error).__name__}: {error}") for r in task.records])
+        failed = [_error_result(r, f"{type(error).__name__}: {error}") for r in rest]
+        for result in failed:
+            result.timings = {"worker": held}  # the time the killed worker spent on it (second try)
+        self._complete(_Task(task.seq, start, rest), failed)
 
     def _close(self) -> None:
         idle = [w for w in self.workers if w.task is None and w.process.is_alive()]

@@ -9,12 +9,17 @@ Rules, first match wins:
    else an XML declaration ``<?xml … encoding="…"?>``. As in the WHATWG spec, a ``utf-16``/``utf-32``
    label found *inside* the document means UTF-8 (an ASCII-readable declaration cannot be UTF-16).
 
+   A page declared UTF-8 (header or document) whose bytes are not all valid UTF-8 is decoded as UTF-8
+   with U+FFFD for each bad byte when the bad bytes are a few strays (at most 8, or at most 1 per 10
+   valid non-ASCII characters): a few invalid bytes are no reason to read the page in another charset.
+
    Exception, **mislabelled UTF-8**: when the declaration (header or document) names another charset but
    the bytes hold non-ASCII and are valid UTF-8, they are UTF-8. Browsers would show mojibake; for a
    corpus the UTF-8 reading is right: legacy-encoded text (Cyrillic, CJK, accented Latin) is valid UTF-8
    by chance only in a few bytes, while an ``ISO-8859-1`` server default in front of a UTF-8 CMS is
    common.
-4. **Valid UTF-8.** If the bytes decode as strict UTF-8, they are UTF-8 (pure ASCII included).
+4. **Valid UTF-8.** If the bytes decode as strict UTF-8, they are UTF-8 (pure ASCII included) —
+   unless they look like UTF-16 without a BOM (:func:`utf16_without_bom`), which is then tried first.
 5. **Detector.** charset-normalizer's best guess (``from_bytes(data).best()``).
 6. **Last resort.** UTF-8 with ``errors="replace"`` (U+FFFD for each bad byte); the only lossy rule.
 
@@ -36,7 +41,7 @@ import re
 
 from extract_trt.runtime.errors import DecodeError
 
-__all__ = ["decode_html", "resolve_charset"]
+__all__ = ["decode_html", "resolve_charset", "utf16_without_bom"]
 
 _SNIFF_BYTES = 4096
 
@@ -172,6 +177,39 @@ def _detect(data: bytes) -> str | None:
         return None
 
 
+_UTF16_SNIFF_PAIRS = 256
+_STRAY_BYTES = 8  # invalid bytes a declared-UTF-8 page may hold and still be read as UTF-8 …
+_STRAY_SHARE = 10  # … or at most 1 per this many valid non-ASCII characters
+
+
+def _mostly_utf8(data: bytes) -> str | None:
+    """``data`` as UTF-8 with U+FFFD for bad bytes when they are a few strays (at most 8, or 1 per 10 valid
+    non-ASCII characters), else ``None``: a page in another charset is all "bad bytes" in UTF-8."""
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    non_ascii = len(text) - len(text.encode("ascii", "ignore")) - bad
+    return text if bad <= _STRAY_BYTES or bad * _STRAY_SHARE <= non_ascii else None
+
+
+def utf16_without_bom(data: bytes) -> str | None:
+    """``"utf-16-le"``/``"utf-16-be"`` when ``data`` looks like UTF-16 markup without a BOM, else ``None``.
+
+    HTML markup is ASCII, so in UTF-16 at least half of the first code units (256 looked at) have a NUL
+    high byte, and no low byte is NUL; text in any 8-bit charset or UTF-8 has (almost) no NUL at all.
+    """
+    head = data[: 2 * _UTF16_SNIFF_PAIRS]
+    pairs = len(head) // 2
+    if pairs < 2 or len(data) % 2:
+        return None
+    even_nul = head[0 : 2 * pairs : 2].count(0)
+    odd_nul = head[1 : 2 * pairs : 2].count(0)
+    if odd_nul * 2 >= pairs and even_nul == 0:
+        return "utf-16-le"
+    if even_nul * 2 >= pairs and odd_nul == 0:
+        return "utf-16-be"
+    return None
+
+
 def decode_html(data: bytes, content_type: str | None = None) -> str:
     """Decode the bytes of an HTML page by the module's rules (BOM, header, meta, UTF-8, detector, replace)."""
     if isinstance(data, (bytearray, memoryview)):
@@ -196,8 +234,10 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
             text = _try_decode(data, header)
         if text is None:
             text = _try_decode(data, document)
+        if text is None and "utf-8" in (header, document):
+            text = _mostly_utf8(data)
     if text is None:
-        text = _try_decode(data, "utf-8")
+        text = _try_decode(data, utf16_without_bom(data) or "utf-8")
     if text is None:
         text = _detect(data)
     if text is None:

@@ -280,7 +280,8 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                 el = _add_element(tag, attrs, parent, kids, count, nesting, closing)
                 inner_foreign = in_foreign
                 if tag in _FOREIGN_ROOTS:
-                    foreign.append((lex, el))
+                    if not in_foreign:  # the outermost root's pass covers the roots nested in it (linear)
+                        foreign.append((lex, el))
                     inner_foreign = True
                 child = lex.child
                 inner = templates

@@ -43,3 +43,19 @@ class InputFormatError(ExtractError):
 
 class WorkerCrashError(ExtractError):
     """A worker process died while it held this page, on the first try and on the retry."""
+
+
+class OutputEncodingError(ExtractError):
+    """A result holds a string that the output cannot store (a lone surrogate, which UTF-8 cannot encode)."""
+
+
+class OutputTooLargeError(LimitExceededError):
+    """The page's output (main HTML, Markdown or text) would exceed the configured size limit."""
+
+
+class TreeTooLargeError(LimitExceededError):
+    """The parser would build more nodes than the configured maximum (a memory bound, checked before parsing)."""
+
+
+class TooManyAttributesError(LimitExceededError):
+    """An element has more attributes than the configured maximum (the parser's cost grows with their square)."""

@@ -14,14 +14,23 @@ import numpy as np
 from extract_trt.runtime import convert
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.dom import release
-from extract_trt.runtime.errors import ExtractError, LabelerError, TimeBudgetExceededError, TooManyBlocksError
+from extract_trt.runtime.errors import (
+    ExtractError,
+    LabelerError,
+    TimeBudgetExceededError,
+    TooManyBlocksError,
+    TreeTooLargeError,
+)
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler, default_labeler, get_labeler
 from extract_trt.runtime.limits import (
+    DEFAULT_MAX_ATTRIBUTES,
     DEFAULT_MAX_BLOCKS,
+    DEFAULT_MAX_OUTPUT_RATIO,
     DEFAULT_MAX_PARSER_WORK,
     DEFAULT_TIME_BUDGET,
-    check_nesting,
+    check_output,
+    check_parse_cost,
     run_within,
 )
 from extract_trt.runtime.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
@@ -63,6 +72,7 @@ class PreparedPage:
 
     result: Result
     blocks: PageBlocks | None = None
+    input_chars: int = 0  # the decoded page's length, for the output size limit
 
     def release(self) -> None:
         """Free the page's tree now rather than at the garbage collector's next full pass
@@ -91,8 +101,8 @@ class Extractor:
         max_bytes: larger pages get an ``InputTooLargeError`` record instead of being parsed
             (``None``: no limit). Empty, whitespace-only and binary (NUL/control bytes) input gets an
             ``InputFormatError`` record.
-        max_parser_work / max_blocks / time_budget: the other per-page limits (``None``: off); rules and
-            defaults in :mod:`extract_trt.runtime.limits`.
+        max_parser_work / max_blocks / max_attributes / max_output_ratio / time_budget: the other per-page
+            limits (``None``: off); rules and defaults in :mod:`extract_trt.runtime.limits`.
         keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
             ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
             is sanitised (:mod:`extract_trt.runtime.sanitize`). Markdown is always safe (its writer
@@ -124,6 +134,8 @@ class Extractor:
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         max_parser_work: int | None = DEFAULT_MAX_PARSER_WORK,
         max_blocks: int | None = DEFAULT_MAX_BLOCKS,
+        max_attributes: int | None = DEFAULT_MAX_ATTRIBUTES,
+        max_output_ratio: float | None = DEFAULT_MAX_OUTPUT_RATIO,
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         keep_markup: bool = False,
         item_ids: bool = False,
@@ -146,6 +158,8 @@ class Extractor:
         self.max_bytes = max_bytes
         self.max_parser_work = max_parser_work
         self.max_blocks = max_blocks
+        self.max_attributes = max_attributes
+        self.max_output_ratio = max_output_ratio
         self.time_budget = time_budget
         self.keep_markup = keep_markup
         self.item_ids = item_ids
@@ -188,17 +202,26 @@ class Extractor:
             record = {"html": record}
         result = Result(id=_as_id(record.get("id")), url=record.get("url"))
         page = PreparedPage(result)
+        start = time.perf_counter()
         try:
-            page.blocks = run_within(self.time_budget, "decode and simplify", self._parse, record, result)
+            page.blocks = run_within(self.time_budget, "decode and simplify", self._parse, record, page)
             result.n_blocks = len(page.blocks)
             if self.max_blocks is not None and result.n_blocks > self.max_blocks:
                 page.blocks = None
                 raise TooManyBlocksError(f"page has {result.n_blocks:,} blocks, more than max_blocks={self.max_blocks:,}")
         except Exception as exc:  # one bad page must never stop the batch
+            if isinstance(exc, MemoryError) or isinstance(exc.__cause__, MemoryError):
+                exc = TreeTooLargeError(
+                    "the page's tree needs more memory than this process may use (a worker's cap is page_memory)"
+                )
             result.error = _describe(exc)
+            if "simplify" not in result.timings:  # stopped inside a stage: the record still says what it cost
+                stage = "simplify" if "decode" in result.timings else "decode"
+                result.timings[stage] = time.perf_counter() - start - sum(result.timings.values())
         return page
 
-    def _parse(self, record: dict, result: Result) -> PageBlocks:
+    def _parse(self, record: dict, page: PreparedPage) -> PageBlocks:
+        result = page.result
         t0 = time.perf_counter()
         html = record.get("html")
         if isinstance(html, (str, bytes, bytearray)):
@@ -210,14 +233,16 @@ class Extractor:
         elif not isinstance(html, str):
             raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
         t1 = time.perf_counter()
-        problem = check_nesting(html, self.max_parser_work)
+        result.timings["decode"] = t1 - t0
+        page.input_chars = len(html)
+        problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)
         if problem is not None:
             raise problem
         # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
         profile = getattr(self.labeler, "simplify_profile", None)
         blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile)
         t2 = time.perf_counter()
-        result.timings.update(decode=t1 - t0, simplify=t2 - t1)
+        result.timings["simplify"] = t2 - t1
         if self.metadata:  # read before reconstruction rewrites the tree
             result.metadata = extract_metadata(blocks.page_map.root, html, result.url, blocks.blocks)
             result.timings["metadata"] = time.perf_counter() - t2
@@ -265,12 +290,14 @@ class Extractor:
         if labels is not None:
             result = page.result
             remaining = self.time_budget - self._own_seconds(result) if self.time_budget is not None else None
+            start = time.perf_counter()
             try:
                 run_within(remaining, "reconstruct and convert", self._emit, page, labels)
             except TimeBudgetExceededError as exc:
                 result.main_html = result.markdown = result.text = ""
                 result.labels = []
                 result.error = _describe(exc)
+                result.timings.setdefault("reconstruct", time.perf_counter() - start)
         return page.result
 
     def _finish(self, batch: list[PreparedPage]) -> Iterator[Result]:
@@ -325,6 +352,11 @@ class Extractor:
                 result.text = convert.to_text(main)
             t2 = time.perf_counter()
             result.timings.update(reconstruct=t1 - t0, convert=t2 - t1)
+            outputs = {"main HTML": result.main_html, "Markdown": result.markdown, "text": result.text}
+            problem = check_output(outputs, page.input_chars, self.max_output_ratio)
+            if problem is not None:
+                result.main_html = result.markdown = result.text = ""
+                raise problem
             main_flags = np.asarray(labels.main, dtype=bool)
             if result.metadata is not None:
                 _complete_metadata(result.metadata, page.blocks, main_flags)

@@ -30,12 +30,15 @@ Every record is a dict ``{"id", "url", "source", "format", "html"}`` (plus ``"co
 known), or — when the input could not be read as a page — ``{"id", "url", "source", "format",
 "error"}`` with ``error`` formatted like ``Result.error`` (``"InputFormatError: reason"``). Nothing is
 dropped silently except what the rules below skip on purpose (blank JSONL lines; WARC records that are
-not HTML responses).
+not HTML responses, which :func:`iter_records` counts by reason into its ``skipped`` counter; the CLI
+prints those counts on stderr).
 
 * HTML file: ``id`` = the path as given/expanded, ``url`` = ``None``, ``html`` = the raw bytes.
   Stdin HTML: ``id`` = ``"-"``.
 * JSONL: one JSON object per line. ``html`` = the ``html_field`` value (a string), ``id`` = ``id``, else
-  ``track_id``, else ``"<source>:<line number>"`` (1-based; ``source`` is ``stdin`` for ``-``), ``url``
+  ``track_id``, else ``"<source>:<line number>"`` (1-based; ``source`` is ``stdin`` for ``-``); a string
+  id is kept as given, a number is rendered as canonical JSON, anything else makes the line an error
+  record (:func:`record_id`), ``url``
   and ``content_type`` when present as strings. Blank lines are skipped. A line that is not valid JSON
   / UTF-8, is not an object, or lacks a string ``html`` field gives an error record (id from the line
   when it parsed). A corrupt or truncated file gives one error record for the rest of the file.
@@ -47,15 +50,20 @@ not HTML responses).
   ``Transfer-Encoding: chunked`` and ``Content-Encoding`` ``gzip``/``deflate``/``br`` payload is
   decoded when it decodes; otherwise it is kept as stored (many WARC writers store decoded payloads
   but keep the header). A record whose payload ends early (a truncated file or gzip member) is an
-  error record; other corrupt WARC data gives one error record for the rest of the file.
+  error record; other corrupt WARC data, and a gzip member cut anywhere (header included), gives one
+  error record for the rest of the file.
 
 Checks applied to every page before extraction (error record instead of ``html``): empty or
-whitespace-only content; content that looks binary (a NUL byte, or more than 10 % control bytes, in the
-first 8 KiB — UTF-16/32 text with a BOM is exempt); more than ``max_bytes`` bytes (default 20 MiB,
+whitespace-only content; content that looks binary (more than 5 % control bytes, NUL included, in the
+first 8 KiB — UTF-16/32 text with a BOM, and UTF-16 without one, is exempt); more than ``max_bytes`` bytes (default 20 MiB,
 :class:`~extract_trt.runtime.errors.InputTooLargeError`).
 
 Outputs
 -------
+Every writer first passes a result through :func:`writable`: a result holding a string that UTF-8
+cannot store (a lone surrogate, which JSON input may carry) is written as an ``OutputEncodingError``
+record with U+FFFD in its id, so one such record never stops a run.
+
 * :class:`JsonlWriter`: one JSON object per line, in the order written, UTF-8, ``ensure_ascii=False``;
   to a path (``.gz`` suffix → gzip) or stdout. Fields per :func:`result_record`. The file is written in
   place as the run progresses (every line is complete JSON, so a partial file is usable).
@@ -80,10 +88,12 @@ import re
 import sys
 import tempfile
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from typing import IO, Any, BinaryIO, Literal
 
-from extract_trt.runtime.errors import InputFormatError, InputTooLargeError
+from extract_trt.runtime.decode import utf16_without_bom
+from extract_trt.runtime.errors import InputFormatError, InputTooLargeError, OutputEncodingError
 
 __all__ = [
     "FORMATS",
@@ -92,9 +102,11 @@ __all__ = [
     "check_page",
     "detect_format",
     "iter_records",
+    "record_id",
     "resolve_inputs",
     "result_record",
     "safe_name",
+    "writable",
     "write_atomic",
 ]
 
@@ -114,6 +126,9 @@ DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # see runtime/limits.py
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF = 512
 _BINARY_SNIFF = 8192
+# Binary: over 1/20 of the first 8 KiB are control bytes (NUL included); text has next to none, random
+# or compressed bytes about 1/10. A few stray NULs in a page do not make it binary.
+_BINARY_SHARE = 20
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 # Control bytes that never occur in text: all C0 except \t \n \v \f \r and ESC.
@@ -181,10 +196,13 @@ def iter_records(
     html_field: str = "html",
     stdin: BinaryIO | None = None,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield one record per page of ``inputs`` (files, directories, globs, ``-``), streaming, in order.
 
-    See the module docstring for the rules. ``stdin`` overrides ``sys.stdin.buffer`` for ``-``.
+    See the module docstring for the rules. ``stdin`` overrides ``sys.stdin.buffer`` for ``-``. What is
+    skipped on purpose (WARC records that are not HTML responses) is counted into ``skipped`` by reason,
+    so that records in = rows out + skipped.
 
     Raises:
         InputFormatError: from :func:`resolve_inputs` (on the first ``next()``), never for bad content.
@@ -192,9 +210,9 @@ def iter_records(
     for path in resolve_inputs(inputs):
         if path == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            yield from _iter_stream(stream, "-", html_field, max_bytes)
+            yield from _iter_stream(stream, "-", html_field, max_bytes, skipped=skipped)
         else:
-            yield from _iter_file(path, html_field, max_bytes)
+            yield from _iter_file(path, html_field, max_bytes, skipped)
 
 
 def detect_format(path: str) -> Format:
@@ -289,21 +307,28 @@ def _peek_inner(stream: IO[bytes]) -> tuple[bytes, IO[bytes], bool]:
     return head, stream, False
 
 
-def _iter_file(path: str, html_field: str, max_bytes: int | None) -> Iterator[dict[str, Any]]:
+def _iter_file(
+    path: str, html_field: str, max_bytes: int | None, skipped: Counter[str] | None = None
+) -> Iterator[dict[str, Any]]:
     try:
         fmt = _format_from_name(path)
         if fmt == "warc":
-            # fastwarc reads the file natively (and detects gzip/zstd itself).
-            yield from _iter_warc(path, path, max_bytes)
+            # fastwarc reads the file natively (and detects zstd itself; gzip: see _iter_warc).
+            yield from _iter_warc(path, path, max_bytes, skipped)
             return
         with open(path, "rb") as f:
-            yield from _iter_stream(f, path, html_field, max_bytes, fmt)
+            yield from _iter_stream(f, path, html_field, max_bytes, fmt, skipped)
     except OSError as exc:  # unreadable file (permissions, vanished, corrupt gzip header …)
         yield _error_record(path, path, "html", InputFormatError(f"cannot read {path!r}: {exc}"))
 
 
 def _iter_stream(
-    stream: IO[bytes], source: str, html_field: str, max_bytes: int | None, fmt: Format | None = None
+    stream: IO[bytes],
+    source: str,
+    html_field: str,
+    max_bytes: int | None,
+    fmt: Format | None = None,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     try:
         head, inner, _gzipped = _peek_inner(stream)
@@ -312,7 +337,7 @@ def _iter_stream(
         return
     fmt = fmt or _format_from_head(head)
     if fmt == "warc":
-        yield from _iter_warc(inner, source, max_bytes)
+        yield from _iter_warc(inner, source, max_bytes, skipped)
     elif fmt == "jsonl":
         yield from _iter_jsonl(inner, source, html_field, max_bytes)
     else:
@@ -353,18 +378,16 @@ def check_page(data: bytes | str, max_bytes: int | None = DEFAULT_MAX_BYTES) -> 
         return InputTooLargeError(f"page is larger than {max_bytes} {unit}")
     head = data[:_BINARY_SNIFF]
     if isinstance(head, bytes):
-        if head.startswith(_UTF16_32_BOMS):
+        if head.startswith(_UTF16_32_BOMS) or utf16_without_bom(data):
             return None if data.strip(b"\x00\xff\xfe \t\r\n") else InputFormatError("page is empty")
         if not head.strip():
             return InputFormatError("page is empty" if not data else "page is only whitespace")
-        controls = len(_CONTROL_RE.findall(head))
-        if b"\x00" in head or controls * 10 > len(head):
+        if len(_CONTROL_RE.findall(head)) * _BINARY_SHARE > len(head):
             return InputFormatError("content looks binary, not HTML (NUL or control bytes)")
         return None
     if not head.strip():
         return InputFormatError("page is empty" if not data else "page is only whitespace")
-    controls = len(_CONTROL_STR_RE.findall(head))
-    if "\x00" in head or controls * 10 > len(head):
+    if len(_CONTROL_STR_RE.findall(head)) * _BINARY_SHARE > len(head):
         return InputFormatError("content looks binary, not HTML (NUL or control characters)")
     return None
 
@@ -397,8 +420,11 @@ def _jsonl_record(line: bytes, line_id: str, source: str, html_field: str, max_b
     if rid is None:
         rid = obj.get("track_id")
     url = obj.get("url")
+    rid = line_id if rid is None else record_id(rid)
+    if isinstance(rid, Exception):
+        return _error_record(line_id, source, "jsonl", rid)
     record: dict[str, Any] = {
-        "id": line_id if rid is None else str(rid),
+        "id": rid,
         "url": url if isinstance(url, str) else None,
         "source": source,
         "format": "jsonl",
@@ -418,32 +444,97 @@ def _jsonl_record(line: bytes, line_id: str, source: str, html_field: str, max_b
     return record
 
 
-def _iter_warc(stream: str | IO[bytes], source: str, max_bytes: int | None) -> Iterator[dict[str, Any]]:
+def _iter_warc(
+    stream: str | IO[bytes], source: str, max_bytes: int | None, skipped: Counter[str] | None = None
+) -> Iterator[dict[str, Any]]:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     n = 0
-    try:
-        kwargs: dict[str, Any] = {"record_types": WarcRecordType.response, "parse_http": True}
-        if isinstance(stream, str):
-            kwargs["fsspec_args"] = False
-        for rec in ArchiveIterator(stream, **kwargs):
-            n += 1
-            if not rec.is_http:
-                continue
-            media_type = (rec.http_content_type or "").strip().lower()
-            if media_type not in HTML_MEDIA_TYPES:
-                continue
-            yield _warc_record(rec, source, max_bytes)
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - fastwarc reports some stream errors as Rust panics
-        # (pyo3 PanicException derives from BaseException); any of them ends this file, not the run.
-        yield _error_record(
-            f"{source}#{n + 1}",
-            source,
-            "warc",
-            InputFormatError(f"WARC {_show(source)} is corrupt or truncated after {n} response records: {exc}"),
-        )
+    cut_short = False  # the last row is a record whose payload ends early
+    with contextlib.ExitStack() as stack:
+        cut: _CutAware | None = None
+        if isinstance(stream, str) and _is_gzip(stream):
+            # Python's gzip reader, not fastwarc's: it notices a member cut anywhere (fastwarc ends the
+            # file quietly when the cut is in a member's header), so the cut becomes an error row.
+            cut = _CutAware(stack.enter_context(gzip.open(stream, "rb")))
+            stream = io.BufferedReader(cut, buffer_size=1 << 16)
+        try:
+            kwargs: dict[str, Any] = {"record_types": WarcRecordType.any_type, "parse_http": True}
+            if isinstance(stream, str):
+                kwargs["fsspec_args"] = False
+            for rec in ArchiveIterator(stream, **kwargs):
+                reason = _warc_skip_reason(rec)
+                if reason is not None:
+                    if skipped is not None:
+                        skipped[reason] += 1
+                    continue
+                n += 1
+                row = _warc_record(rec, source, max_bytes)
+                cut_short = row.get("error", "").startswith(_TRUNCATED)
+                yield row
+            if cut is not None and cut.error is not None and not (n and cut_short):
+                raise cut.error  # the cut left no truncated record to report it
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - fastwarc reports some stream errors as Rust panics
+            # (pyo3 PanicException derives from BaseException); any of them ends this file, not the run.
+            yield _error_record(
+                f"{source}#{n + 1}",
+                source,
+                "warc",
+                InputFormatError(f"WARC {_show(source)} is corrupt or truncated after {n} HTML response records: {exc}"),
+            )
+
+
+class _CutAware(io.RawIOBase):
+    """A raw stream over a decompressing reader that ends quietly where the data is cut or corrupt and
+    keeps the reason in ``error``: the WARC parser first gets every complete record before the cut."""
+
+    def __init__(self, inner: IO[bytes]) -> None:
+        self._inner = inner
+        self._pos = 0
+        self.error: Exception | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        if self.error is not None:
+            return 0
+        try:
+            data = self._inner.read1(len(buffer))  # type: ignore[attr-defined]
+        except (OSError, EOFError, zlib.error) as exc:
+            self.error = exc
+            return 0
+        n = len(data)
+        buffer[:n] = data
+        self._pos += n
+        return n
+
+
+_TRUNCATED = "InputFormatError: WARC record is truncated"
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def _warc_skip_reason(rec: Any) -> str | None:
+    """Why a WARC record gives no row (the key it is counted under), or ``None`` for an HTML response."""
+    from fastwarc.warc import WarcRecordType
+
+    if rec.record_type != WarcRecordType.response:
+        return f"WARC {str(rec.record_type).rsplit('.', 1)[-1]} records"
+    if not rec.is_http:
+        return "WARC responses without HTTP"
+    media_type = (rec.http_content_type or "").strip().lower()
+    if media_type not in HTML_MEDIA_TYPES:
+        return "WARC responses not HTML"
+    return None
 
 
 def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]:
@@ -462,7 +553,7 @@ def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]
     if max_bytes is None or len(body) <= max_bytes:
         if len(body) < rec.content_length:  # after parse_http, content_length is the payload's length
             record["error"] = _describe(
-                InputFormatError(f"WARC record is truncated: {len(body)} of {rec.content_length} payload bytes")
+                InputFormatError(f"{_TRUNCATED[len('InputFormatError: '):]}: {len(body)} of {rec.content_length} payload bytes")
             )
             return record
         body = _decode_http_body(body, http.get("Transfer-Encoding"), http.get("Content-Encoding"), max_bytes)
@@ -527,6 +618,24 @@ def _decompress(body: bytes, coding: str, max_bytes: int | None) -> bytes | None
     return None
 
 
+def record_id(value: object) -> str | InputFormatError:
+    """The id string for an input's ``id`` value, or the error that makes the record an error record.
+
+    Strings are kept as given; numbers (not booleans) are rendered as canonical JSON (``7``, ``1.5``,
+    ``1e+100``); anything else (objects, arrays, booleans, NaN/infinity, integers too long to print) is
+    an error, so an id never becomes a Python repr such as ``{'a': 1}`` or ``True``.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return json.dumps(value, allow_nan=False)
+        except ValueError as exc:  # NaN/infinity, or an integer over sys.get_int_max_str_digits() digits
+            return InputFormatError(f"id is a number that has no JSON rendering: {str(exc)[:120]}")
+    kind = {bool: "boolean", dict: "object", list: "array"}.get(type(value), type(value).__name__)
+    return InputFormatError(f"id is a JSON {kind}, not a string or a number")
+
+
 def _error_record(rid: str, source: str, fmt: str, exc: Exception) -> dict[str, Any]:
     return {"id": rid, "url": None, "source": source, "format": fmt, "error": _describe(exc)}
 
@@ -538,14 +647,47 @@ def _describe(exc: BaseException) -> str:
 # -------------------------------------------------------------------------------------------- outputs
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TEXT_FIELDS = ("id", "url", "main_html", "markdown", "text", "labeler", "error")
+
+
+def writable(result: Any) -> Any:
+    """``result`` when UTF-8 can store every string in it, else an error record for the same input.
+
+    JSON input may carry lone surrogates (``"x\\ud800"`` is valid JSON, and so is the Python ``str`` it
+    becomes), which no UTF-8 writer — JSONL, file names, Parquet, a terminal — can store. Such a result
+    becomes an ``OutputEncodingError`` record: content dropped, each lone surrogate in ``id``/``url``
+    replaced by U+FFFD (so the id is safe and still recognisable), the original error kept after the
+    reason. Every writer calls this, so one such record never stops a run.
+    """
+    bad = [name for name in _TEXT_FIELDS if isinstance(getattr(result, name), str) and _SURROGATE.search(getattr(result, name))]
+    if not bad:
+        return result
+    first = _SURROGATE.search(getattr(result, bad[0]))
+    reason = (
+        f"{', '.join(bad)} held a lone surrogate (U+{ord(first.group()):04X}) that UTF-8 cannot encode; "
+        "written with U+FFFD in its place"
+    )
+    if result.error is not None:
+        reason += f" (the page's own error: {_SURROGATE.sub(chr(0xFFFD), result.error)})"
+    return type(result)(
+        id=None if result.id is None else _SURROGATE.sub("\ufffd", result.id),
+        url=None if result.url is None else _SURROGATE.sub("\ufffd", result.url),
+        timings=dict(result.timings),
+        error=_describe(OutputEncodingError(reason)),
+    )
+
+
 def result_record(result: Any, fmt: str) -> dict[str, Any]:
-    """The JSON object written for ``result`` (an :class:`~extract_trt.runtime.extractor.Result`).
+    """The JSON object written for ``result`` (an :class:`~extract_trt.runtime.extractor.Result`), after
+    :func:`writable`.
 
     ``json``: ``id, url, main_html, markdown, text, labels, n_blocks, labeler, timings, error, metadata``
     (``metadata``: :meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict`, ``null`` when off).
     Otherwise ``id``, ``url`` (only when known), the content under ``main_html``/``markdown``/``text``
     (empty string on failure), ``error`` (``null`` on success) and ``seconds`` (total, 6 decimals).
     """
+    result = writable(result)
     if fmt == "json":
         return {
             "id": result.id,
@@ -713,6 +855,7 @@ class FileTreeWriter:
     def write(self, result: Any) -> str | None:
         """Write ``result``; returns the file name written, or ``None`` for a failed page."""
         self.count += 1
+        result = writable(result)
         entry: dict[str, Any] = {"id": result.id, "url": result.url, "file": None, "error": result.error}
         if result.error is None:
             name = self._unique(safe_name(result.id))
