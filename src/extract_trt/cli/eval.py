@@ -62,6 +62,16 @@ def eval_command(
     progress: Annotated[
         Optional[bool], typer.Option("--progress/--no-progress", help="Progress line on stderr (default: on a TTY).")
     ] = None,
+    comments: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--comments/--no-comments",
+            help="Score reader comments after the main content (--comments) or without them (--no-comments), for ours "
+            "and the peers with a switch for them (trafilatura, resiliparse). Default: each one's own (ours without, "
+            "trafilatura with).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Score main-content extractors on labeled pages: WCXB word F1, WebMainBench ROUGE-5 (jieba),
     Pulpie ROUGE-5 (whitespace), snippet rates; breakdowns by page type, level and language; speed."""
@@ -84,6 +94,7 @@ def eval_command(
             extractors or ["default"],
             dataset=str(dataset),
             on_page=lambda record, rows: bar.update(next((r for r in rows if r.error), rows[0] if rows else None)),
+            comments=comments,
         )
     except (ExtractError, ValueError, PeerUnavailable, OSError) as exc:
         raise _fail(str(exc)) from exc

@@ -22,6 +22,10 @@ rs-trafilatura ``rs_trafilatura.extract(html, url=url)`` → ``main_content`` / 
                ``content_html``. Its PyPI wheel exists for CPython 3.12 only.   ``content_html``
 ============== ================================================================ ==========================
 
+``load_peer(name, comments=…)``: ``True``/``False`` asks the peers that have a switch for reader
+comments (trafilatura's ``include_comments``, resiliparse's ``comments``) to include or leave them out;
+``None`` keeps the settings above.
+
 A peer that is not installed raises :class:`PeerUnavailable` with the reason when it is loaded, so the
 harness can skip it with a clear message.
 """
@@ -60,29 +64,32 @@ def _html_or_text(main_html: str | None, text: str | None, record: EvalRecord, w
     return to_text(main_html or "")
 
 
-def _trafilatura() -> Callable[[EvalRecord, str], str]:
+def _trafilatura(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     import trafilatura
+
+    options = {} if comments is None else {"include_comments": comments}
 
     def extract(record: EvalRecord, want: str) -> str:
         if want == "markdown":
-            return _html_or_text(trafilatura.extract(record.html, url=record.url, output_format="html"), None, record, want)
-        return trafilatura.extract(record.html, url=record.url) or ""
+            main_html = trafilatura.extract(record.html, url=record.url, output_format="html", **options)
+            return _html_or_text(main_html, None, record, want)
+        return trafilatura.extract(record.html, url=record.url, **options) or ""
 
     return extract
 
 
-def _resiliparse() -> Callable[[EvalRecord, str], str]:
+def _resiliparse(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
     def extract(record: EvalRecord, want: str) -> str:
         tree = HTMLTree.parse(record.html)
-        return extract_plain_text(tree, main_content=True, alt_texts=False, links=False, comments=False)
+        return extract_plain_text(tree, main_content=True, alt_texts=False, links=False, comments=bool(comments))
 
     return extract
 
 
-def _readability() -> Callable[[EvalRecord, str], str]:
+def _readability(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     from readability import Document
 
     def extract(record: EvalRecord, want: str) -> str:
@@ -102,7 +109,7 @@ _JUSTEXT_LANGUAGES = {
 }  # fmt: skip
 
 
-def _justext() -> Callable[[EvalRecord, str], str]:
+def _justext(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     import justext
 
     available = set(justext.get_stoplists())
@@ -122,7 +129,7 @@ def _justext() -> Callable[[EvalRecord, str], str]:
     return extract
 
 
-def _rs_trafilatura() -> Callable[[EvalRecord, str], str]:
+def _rs_trafilatura(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     try:
         import rs_trafilatura
     except ImportError as exc:
@@ -140,7 +147,7 @@ def _rs_trafilatura() -> Callable[[EvalRecord, str], str]:
 
 
 # name → (import name for the version, distribution name, loader)
-_PEERS: dict[str, tuple[str, str, Callable[[], Callable[[EvalRecord, str], str]]]] = {
+_PEERS: dict[str, tuple[str, str, Callable[[bool | None], Callable[[EvalRecord, str], str]]]] = {
     "trafilatura": ("trafilatura", "trafilatura", _trafilatura),
     "resiliparse": ("resiliparse", "resiliparse", _resiliparse),
     "readability": ("readability", "readability-lxml", _readability),
@@ -156,8 +163,9 @@ def is_peer(name: str) -> bool:
     return _ALIASES.get(name, name) in _PEERS
 
 
-def load_peer(name: str) -> Peer:
-    """Load a peer by name (aliases: ``readability-lxml``, ``jusText``, ``rs_trafilatura``).
+def load_peer(name: str, comments: bool | None = None) -> Peer:
+    """Load a peer by name (aliases: ``readability-lxml``, ``jusText``, ``rs_trafilatura``); ``comments``:
+    see the module docstring.
 
     Raises :class:`PeerUnavailable` when it is not installed, ``KeyError`` for an unknown name.
     """
@@ -169,10 +177,10 @@ def load_peer(name: str) -> Peer:
         import_module(module)
     except ImportError as exc:
         if key == "rs-trafilatura":
-            loader()  # raises PeerUnavailable with the CPython 3.12 explanation
+            loader(comments)  # raises PeerUnavailable with the CPython 3.12 explanation
         raise PeerUnavailable(f"{key} is not installed: pip install 'extract-trt[peers]' ({exc})") from exc
     try:
         version = metadata.version(dist)
     except metadata.PackageNotFoundError:
         version = "?"
-    return Peer(name=key, version=version, extract=loader())
+    return Peer(name=key, version=version, extract=loader(comments))

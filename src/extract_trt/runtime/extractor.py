@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 
 from extract_trt.runtime import convert
+from extract_trt.runtime.comments import comment_mask
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.dom import release
 from extract_trt.runtime.errors import ExtractError, LabelerError, TimeBudgetExceededError, TooManyBlocksError
@@ -24,12 +25,26 @@ from extract_trt.runtime.limits import (
     check_nesting,
     run_within,
 )
-from extract_trt.runtime.reconstruct import reconstruct_main
+from extract_trt.runtime.reconstruct import MainContent, reconstruct_main
 from extract_trt.runtime.sanitize import sanitize_markdown
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
 
 OutputFormat = Literal["html", "markdown", "text"]
+
+
+@dataclass(slots=True)
+class Comments:
+    """The reader comments of a page (:mod:`extract_trt.runtime.comments`), in the formats the extractor
+    writes; ``""`` where the page has none or the format was not asked for."""
+
+    html: str = ""
+    markdown: str = ""
+    text: str = ""
+
+    def content(self, fmt: str) -> str:
+        """The comments in ``fmt`` (``html``/``markdown``/``text``)."""
+        return {"html": self.html, "markdown": self.markdown, "text": self.text}[fmt]
 
 
 @dataclass(slots=True)
@@ -41,19 +56,23 @@ class Result:
     main_html: str = ""
     markdown: str = ""
     text: str = ""
-    labels: list[str] = field(default_factory=list)  # "main"/"other" per block, block order
+    labels: list[str] = field(default_factory=list)  # "main"/"comment"/"other" per block, block order
     n_blocks: int = 0
     labeler: str = ""
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     error: str | None = None
+    comments: Comments | None = None  # the reader comments, when the extractor was asked for them
 
     @property
     def seconds(self) -> float:
         return sum(self.timings.values())
 
-    def content(self, fmt: str) -> str:
-        """The output in ``fmt`` (``html``/``markdown``/``text``)."""
-        return {"html": self.main_html, "markdown": self.markdown, "text": self.text}[fmt]
+    def content(self, fmt: str, *, comments: bool = False) -> str:
+        """The output in ``fmt`` (``html``/``markdown``/``text``); ``comments``: followed by the page's
+        reader comments (when it has some and they were extracted), after a blank line."""
+        main = {"html": self.main_html, "markdown": self.markdown, "text": self.text}[fmt]
+        extra = self.comments.content(fmt) if comments and self.comments is not None else ""
+        return f"{main}\n\n{extra}" if main and extra else main or extra
 
 
 @dataclass(slots=True)
@@ -81,6 +100,9 @@ class Extractor:
         output: the formats to produce: ``"html"`` (``main_html``), ``"markdown"``, ``"text"``, or a tuple
             of them (default: all three). What is not asked for is not written and stays ``""`` — the main
             HTML included (its serialisation is 0.4 ms of a 10 ms page) — which saves time on large runs.
+        comments: also extract the page's reader comments into ``Result.comments`` (same formats). Either
+            way, blocks in a reader-comment section (:mod:`extract_trt.runtime.comments`) are labelled
+            ``comment`` and left out of the main content.
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
             500 for MinerU-HTML v1.1 / Pulpie, 200 for a Dripper v1.0 decoder).
@@ -110,6 +132,7 @@ class Extractor:
         labeler: Labeler | str | None = None,
         output: OutputFormat | tuple[OutputFormat, ...] = ("html", "markdown", "text"),
         *,
+        comments: bool = False,
         links: bool = True,
         images: bool = True,
         cutoff_length: int | None = None,
@@ -128,6 +151,7 @@ class Extractor:
         unknown = set(self.outputs) - {"html", "markdown", "text"}
         if unknown:
             raise ValueError(f"unknown output format(s) {sorted(unknown)}; use html, markdown or text")
+        self.comments = comments
         self.links = links
         self.images = images
         self.cutoff_length = cutoff_length
@@ -252,6 +276,7 @@ class Extractor:
                 run_within(remaining, "reconstruct and convert", self._emit, page, labels)
             except TimeBudgetExceededError as exc:
                 result.main_html = result.markdown = result.text = ""
+                result.comments = None
                 result.labels = []
                 result.error = _describe(exc)
         return page.result
@@ -297,21 +322,40 @@ class Extractor:
         result = page.result
         try:
             t0 = time.perf_counter()
-            main = reconstruct_main(page.blocks, labels, sanitize=not self.keep_markup, html="html" in self.outputs)
+            main_mask = np.asarray(labels.main, dtype=bool)
+            in_comments, comment_text = comment_mask(page.blocks, main_mask)
+            main_mask = main_mask & ~in_comments
+            sanitize, html = not self.keep_markup, "html" in self.outputs
+            main = reconstruct_main(page.blocks, Labels(main_mask, labels.labeler), sanitize=sanitize, html=html)
             result.main_html = main.html
             t1 = time.perf_counter()
-            if "markdown" in self.outputs:  # converted from the kept tree: main_html is not parsed again
-                result.markdown = convert.to_markdown(main, links=self.links, images=self.images)
-                if not self.keep_markup:
-                    result.markdown = sanitize_markdown(result.markdown)
-            if "text" in self.outputs:
-                result.text = convert.to_text(main)
+            result.markdown, result.text = self._convert(main)
             t2 = time.perf_counter()
-            result.timings.update(reconstruct=t1 - t0, convert=t2 - t1)
-            result.labels = ["main" if m else "other" for m in np.asarray(labels.main, dtype=bool)]
+            reconstruct_s, convert_s = t1 - t0, t2 - t1
+            if self.comments:
+                result.comments = Comments()
+                if comment_text.any():
+                    thread = reconstruct_main(page.blocks, Labels(comment_text, labels.labeler), sanitize=sanitize, html=html)
+                    t3 = time.perf_counter()
+                    result.comments = Comments(thread.html, *self._convert(thread))
+                    reconstruct_s += t3 - t2
+                    convert_s += time.perf_counter() - t3
+            result.timings.update(reconstruct=reconstruct_s, convert=convert_s)
+            result.labels = ["comment" if c else "main" if m else "other" for m, c in zip(main_mask, in_comments)]
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
         except Exception as exc:
             result.error = _describe(exc)
+
+    def _convert(self, content: MainContent) -> tuple[str, str]:
+        """(Markdown, text) of a reconstructed tree, each ``""`` unless asked for."""
+        markdown = text = ""
+        if "markdown" in self.outputs:  # converted from the kept tree: the HTML is not parsed again
+            markdown = convert.to_markdown(content, links=self.links, images=self.images)
+            if not self.keep_markup:
+                markdown = sanitize_markdown(markdown)
+        if "text" in self.outputs:
+            text = convert.to_text(content)
+        return markdown, text
 
 
 @contextmanager

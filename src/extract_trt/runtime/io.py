@@ -544,9 +544,12 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
     ``json``: ``id, url, main_html, markdown, text, labels, n_blocks, labeler, timings, error``.
     Otherwise ``id``, ``url`` (only when known), the content under ``main_html``/``markdown``/``text``
     (empty string on failure), ``error`` (``null`` on success) and ``seconds`` (total, 6 decimals).
+    When the extractor was asked for reader comments (``result.comments`` set), ``comments`` follows the
+    content: ``{"html", "markdown", "text"}`` for ``json``, else the comments in ``fmt``.
     """
+    comments = getattr(result, "comments", None)
     if fmt == "json":
-        return {
+        record = {
             "id": result.id,
             "url": result.url,
             "main_html": result.main_html,
@@ -558,10 +561,15 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
             "timings": {k: round(v, 6) for k, v in result.timings.items()},
             "error": result.error,
         }
-    record: dict[str, Any] = {"id": result.id}
+        if comments is not None:
+            record["comments"] = {"html": comments.html, "markdown": comments.markdown, "text": comments.text}
+        return record
+    record = {"id": result.id}
     if result.url is not None:
         record["url"] = result.url
     record[CONTENT_FIELD[fmt]] = result.content(fmt)
+    if comments is not None:
+        record["comments"] = comments.content(fmt)
     record["error"] = result.error
     record["seconds"] = round(result.seconds, 6)
     return record
@@ -717,7 +725,7 @@ class FileTreeWriter:
             if self.fmt == "json":
                 data = _dumps(result_record(result, "json"), indent=2) + "\n"
             else:
-                data = result.content(self.fmt)
+                data = result.content(self.fmt, comments=True)  # the comments follow when extracted
             write_atomic(os.path.join(self.out_dir, name), data)
             entry["file"] = name
         else:
