@@ -4,12 +4,13 @@ A comment section is found from markup conventions, not from a model: an element
 ``class`` names a comment container (``#comments``, ``.comment-list``/``.commentlist``, ``.comments-area``,
 ``#disqus_thread``, ``.fb-comments``, WordPress's ``#respond`` form …), a schema.org ``Comment`` or
 ``UserComments`` item, or ``itemprop="comment"``. A block is in a section when its element or one of its
-ancestors is such a container (a section accepted by the rules below). Names that only *mention* comments — a ``comment-count`` or
-``comments-link`` in a teaser, ``no-comments`` — do not open a section.
+ancestors is such a container, accepted by the rules below. Names that only *mention* comments — a
+``comment-count`` or ``comments-link`` in a teaser, ``no-comments`` — do not open a section.
 
 A forum thread or Q&A page is not an article with comments: its posts *are* the page, so a section is
-only taken as comments when the page has its own content before it, and it is not followed by more of
-the page's content (see :func:`comment_mask`). Called after the labeler: the labels decide what the
+only taken as comments when the page does not declare itself a thread, its posts are not separate comment
+items side by side, the page has its own content before the section and not much more of it after (see
+:func:`comment_mask`). Called after the labeler: the labels decide what the
 page's content is, the markup decides what the comment section is.
 
 Convention (the model card states it): comments are the readers' replies under an article or a blog
@@ -36,16 +37,17 @@ _CONTAINER = re.compile(
     r"inner|outer|content|body|text|main|feed|respond|form|reply|replies))?$"
     r"|^(?:[a-z0-9]+[-_])*commentlist$|^respond$|^disqus_thread$|^dsq[-_]|^wpdiscuz|^fb-comments$"
 )
-# Tokens that match the pattern above but only mention comments (a link, a counter) or are the whole
-# page's wrapper on some themes; never a section on their own.
-# WordPress also writes a post's categories and tags as classes ("tag-comments", "category-reviews").
+# Tokens that match the pattern above but only mention comments (a link, a counter, "comments closed"),
+# or name a post's category or tag (WordPress writes them as classes: "tag-comments"): never a section.
 _NOT_CONTAINER = re.compile(
     r"count|link|number|num$|icon|btn|button|toggle|bubble|closed|^no[-_]|nocomment|meta$|popup|^(?:tag|category)[-_]"
 )
 _SCHEMA_TYPES = ("schema.org/Comment", "schema.org/UserComments")
 # Customer reviews: WooCommerce and others reuse WordPress's comment markup (#comments, .commentlist)
 # inside their reviews tab; nothing inside a reviews container opens a section.
-_REVIEWS = re.compile(r"^(?:(?:woocommerce|product|customer|user|tab)[-_])?reviews(?:[-_](?:list|area|section|container|wrapper|tab))?$")
+_REVIEWS = re.compile(
+    r"^(?:(?:woocommerce|product|customer|user|tab)[-_])?reviews(?:[-_](?:list|area|section|container|wrapper|tab))?$"
+)
 # A token the section's reply form carries: its blocks leave the main content but are not comment text.
 _FORM = re.compile(r"^(?:(?:comment[-_])?respond|comment[-_]?form(?:[-_](?:wrap|wrapper|container))?|reply[-_]?form)$")
 # A page that declares itself a thread (a forum topic, a Q&A page) has posts, not comments, whatever
