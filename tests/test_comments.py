@@ -152,8 +152,9 @@ def test_eval_scores_with_and_without_comments() -> None:
     assert including.word.recall > without.word.recall
 
 
-def _sample_pages() -> dict[str, dict]:
-    wanted = {entry["id"]: entry for entry in json.loads(SAMPLE.read_text())["pages"]}
+def _pages(ids: set[str]) -> dict[str, dict]:
+    """The pages ``ids`` of the shared data sets, each with its hand-check verdict (``None``: not in the sample)."""
+    verdicts = {entry["id"]: entry for entry in json.loads(SAMPLE.read_text())["pages"]}
     found: dict[str, dict] = {}
     for name in ("wcxb-dev", "readability-pages"):
         path = DATA / f"{name}.jsonl.gz"
@@ -162,28 +163,40 @@ def _sample_pages() -> dict[str, dict]:
         with gzip.open(path, "rt", encoding="utf-8") as f:
             for line in f:
                 record = json.loads(line)
-                if record["id"] in wanted:
-                    found[record["id"]] = {**record, "verdict": wanted[record["id"]]}
+                if record["id"] in ids:
+                    found[record["id"]] = {**record, "verdict": verdicts.get(record["id"])}
     return found
 
 
-# Pages of the hand-checked sample with one clear verdict each: a blog's comment thread found, a forum
-# thread (schema.org Comment posts) left alone, a page whose comment section the detector misses.
-@pytest.mark.parametrize(
-    ("page_id", "has_comments"),
-    [
-        ("wcxb/dev/4562", True),
-        ("readability/firefox-nightly-blog", True),
-        ("readability/wordpress", True),
-        ("wcxb/dev/0545", False),
-    ],
-)
-def test_hand_checked_pages(page_id: str, has_comments: bool, with_comments: Extractor) -> None:
-    pages = _sample_pages()
-    if page_id not in pages:
+# Pages of the hand-checked sample with a clear verdict: blog comment threads found (WordPress, a theme
+# whose pingbacks stand outside #comments, a blog with a recent-comments widget), and a forum thread of
+# the WCXB validation split (Invision board, its posts are the page) left alone.
+HAND_CHECKED = {
+    "wcxb/dev/4562": True,
+    "wcxb/dev/4660": True,
+    "readability/firefox-nightly-blog": True,
+    "readability/wordpress": True,
+    "wcxb/dev/0545": False,
+}
+
+
+def test_hand_checked_pages(with_comments: Extractor) -> None:
+    pages = _pages(set(HAND_CHECKED))
+    if len(pages) < len(HAND_CHECKED):
         pytest.skip(f"{DATA} is not available")
-    page = pages[page_id]
-    result = with_comments.extract(page["html"], url=page.get("url"))
-    assert result.error is None
-    assert (len(result.comments.text.split()) > 20) is has_comments, page["verdict"]
-    assert result.text  # the article itself is still there
+    for page_id, has_comments in HAND_CHECKED.items():
+        page = pages[page_id]
+        assert (page["verdict"] or {}).get("verdict", "none") == ("right" if has_comments else "none")
+        result = with_comments.extract(page["html"], url=page.get("url"))
+        assert result.error is None and result.text  # the article or thread itself is still there
+        assert (len(result.comments.text.split()) > 20) is has_comments, page_id
+        assert ("comment" in result.labels) is has_comments, page_id
+
+
+def test_sample_summary_matches_its_pages() -> None:
+    sample = json.loads(SAMPLE.read_text())
+    held_out = [p for p in sample["pages"] if p["group"] == "held-out"]
+    right = sum(p["verdict"] == "right" for p in held_out)
+    wrong = sum(p["verdict"] == "wrong" for p in held_out)
+    assert len(sample["pages"]) >= 50 and len(held_out) >= 50
+    assert sample["summary"]["held-out"]["precision"] == round(right / (right + wrong), 3)

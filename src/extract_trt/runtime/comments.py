@@ -43,11 +43,10 @@ _NOT_CONTAINER = re.compile(
     r"count|link|number|num$|icon|btn|button|toggle|bubble|closed|^no[-_]|nocomment|meta$|popup|^(?:tag|category)[-_]"
 )
 _SCHEMA_TYPES = ("schema.org/Comment", "schema.org/UserComments")
-# Customer reviews: WooCommerce and others reuse WordPress's comment markup (#comments, .commentlist)
-# inside their reviews tab; nothing inside a reviews container opens a section.
-_REVIEWS = re.compile(
-    r"^(?:(?:woocommerce|product|customer|user|tab)[-_])?reviews(?:[-_](?:list|area|section|container|wrapper|tab))?$"
-)
+# Customer reviews and testimonials: WooCommerce and others reuse WordPress's comment markup (#comments,
+# .commentlist) inside their reviews tab; nothing inside a reviews container opens a section.
+_REVIEWS = re.compile(r"(?:^|[-_])(?:reviews?|testimonials?)(?:[-_]|$)")
+_TAXONOMY = re.compile(r"^(?:tag|category)[-_]")  # a post's tags and categories, written as classes
 # A token the section's reply form carries: its blocks leave the main content but are not comment text.
 _FORM = re.compile(r"^(?:(?:comment[-_])?respond|comment[-_]?form(?:[-_](?:wrap|wrapper|container))?|reply[-_]?form)$")
 # A page that declares itself a thread (a forum topic, a Q&A page) has posts, not comments, whatever
@@ -83,7 +82,7 @@ def is_comment_container(attrs: dict[str, str]) -> bool:
 
 def _is_reviews(attrs: dict[str, str]) -> bool:
     # not schema.org Review: SEO plugins put it on whole articles
-    return any(_REVIEWS.match(t) for t in _tokens(attrs))
+    return any(_REVIEWS.search(t) and not _TAXONOMY.match(t) for t in _tokens(attrs))
 
 
 class CommentSections:
@@ -111,7 +110,7 @@ class CommentSections:
         for el in reversed(path):  # from the top down
             attrs = el.attrs
             if attrs and ("class" in attrs or "id" in attrs or "itemtype" in attrs or "itemprop" in attrs):
-                if _is_reviews(attrs):
+                if el.tag != "body" and _is_reviews(attrs):  # body classes name every plugin a site runs
                     in_reviews = True
                 elif not in_reviews and is_comment_container(attrs):
                     chain = (*chain, el)
