@@ -223,7 +223,7 @@ def gpu_projection(lengths: list[list[int]], figures: dict) -> None:
     from extract_trt.eval.tokens import PageTokens
 
     pages = [PageTokens(blocks=0, html_chars=0, html_tokens=0, chunks=n, prompt=0, output=0) for n in lengths if n]
-    print("\nGPU projection (analytic roofline, extract_trt.eval.roofline; not measured):")
+    print("\nGPU projection (raw analytic roofline, extract_trt.eval.roofline; computed, not measured; an upper bound):")
     figures["gpu_projection"] = []
     for gpu in ("l4", "a100"):
         p = project("pulpie-small", gpu, pages)

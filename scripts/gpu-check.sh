@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The TensorRT path on a real GPU: builds engines for the tiny test models and a ~20M encoder, checks
 # their labels against ONNX Runtime CPU, prints pages/s, then runs the TensorRT tests.
-# Needs: an NVIDIA L4 (sm_89) or A100 (sm_80), `pip install -e '.[test]' tensorrt` (TensorRT 10.x wheels
-# from NVIDIA), and /work/shared/data (or ../shared/data) for the pages.
+# Needs: an NVIDIA L4 (sm_89) or A100 (sm_80), `pip install -e '.[test,gpu]'` (TensorRT 10.x or 11.x wheels
+# from NVIDIA; see `extract-trt doctor`), and /work/shared/data (or ../shared/data) for the pages.
 #   scripts/gpu-check.sh            # GPU detected with nvidia-smi
 #   scripts/gpu-check.sh a100
 set -euo pipefail
 cd "$(dirname "$0")/.."
+extract-trt doctor
 python -c "import tensorrt, torch; assert torch.cuda.is_available(); print('TensorRT', tensorrt.__version__, torch.cuda.get_device_name(0))"
 gpu="${1:-}"
 if [ -z "$gpu" ]; then

@@ -26,7 +26,8 @@ from extract_trt.eval.bench import (
     bench_pipeline,
     session_providers,
 )
-from extract_trt.eval.cost import PRICES, cost_per_million, resolve_price
+from extract_trt.eval.bench import BenchReport, run_cost
+from extract_trt.eval.cost import DEFAULT_PRICES, Cost, cost_per_million, gpu_kind, load_prices, machine_price
 from extract_trt.eval.roofline import (
     ARCHS,
     GPUS,
@@ -61,24 +62,43 @@ def records() -> list[dict]:
 
 
 def test_single_process_run_reports_every_stage(records):
-    run = bench_pipeline(records, "heuristic", batch_size=2)
+    run = bench_pipeline(records, "heuristic", batch_size=2, repeats=2)
     assert run.skipped is None and run.errors == 0 and run.pages == 6
     assert set(run.stage_seconds) == {"decode", "simplify", "label", "reconstruct", "convert"}
     assert all(v > 0 for v in run.stage_seconds.values())
-    assert len(run.latencies) == 6 and run.pages_per_s > 0 and run.cpu_seconds > 0
-    assert run.steady_pages == 4  # the first batch of 2 is start-up
+    # every input page counts, in each repeat; the warm-up batch (one per worker) does not
+    assert run.warmup_pages == 2 and run.pages_per_repeat == 6 and run.measured_pages == 12
+    assert len(run.latencies) == 12 and len(run.repeat_rates) == 2 and run.cpu_seconds > 0
+    low, high = run.pages_per_s_interval
+    assert low <= run.pages_per_s <= high
+    assert run.startup_seconds > 0 and run.wall_seconds > run.measured_seconds
     assert run.peak_rss > 50 * 2**20
     assert run.providers_used is None  # the heuristic has no ONNX Runtime session
     assert run.sub_stage_seconds == {}  # nor a prepare/infer split
 
 
 def test_worker_processes_and_the_default_model_on_ort(records):
-    (one, two) = bench_matrix(records[:4], ["default"], worker_counts=(1, 2), batch_size=2)
+    (one, two) = bench_matrix(records[:4], ["default"], worker_counts=(1, 2), batch_size=2, repeats=2)
     for run in (one, two):
-        assert run.skipped is None and run.errors == 0 and len(run.latencies) == 4
+        assert run.skipped is None and run.errors == 0 and len(run.latencies) == 8
     assert one.providers_used == ["CPUExecutionProvider"]  # read from the block model's session
     assert two.workers == 2 and two.stage_seconds["label"] > 0  # timings come back from the workers
+    assert two.warmup_pages == 4  # a batch per worker: both workers have started before the clock runs
     assert two.cpu_seconds > 0 and two.pages_per_core_s > 0
+    # the workers' start-up (interpreter, imports, model load: over a CPU-second each) is not counted
+    assert two.cpu_seconds < two.measured_seconds * 2 + 0.5
+
+
+def test_a_small_sample_warns_and_pages_are_cycled_to_whole_batches(records):
+    run = bench_pipeline(records[:3], "heuristic", batch_size=4, repeats=1, warmup_pages=0, sub_stages=False)
+    assert run.pages_per_repeat == 4 and run.measured_pages == 4
+    text = " | ".join(run.warnings())
+    assert "no interval" in text and "small sample" in text and "cycles them to 4" in text
+    assert "first repeat includes start-up" in text
+    quiet = PipelineRun("x", 1, 200, pages_per_repeat=208, repeats=3, warmup_pages=16, repeat_rates=[50.0, 51.0, 50.5])
+    assert quiet.warnings() == []
+    noisy = PipelineRun("x", 1, 200, pages_per_repeat=208, repeats=3, warmup_pages=16, repeat_rates=[67.0, 144.0, 90.0])
+    assert any("varies" in w for w in noisy.warnings())
 
 
 def test_process_sampler_counts_child_cpu_and_memory():
@@ -140,13 +160,43 @@ def test_exported_encoder_on_a_requested_provider(records):
 
 
 def test_cost_presets_reproduce_pulpies_published_cost():
-    assert cost_per_million(13.7, PRICES["l4"].per_hour) * 1000 == pytest.approx(7907, abs=1)  # "$7,900 per 1B"
-    assert resolve_price("A100").per_hour == 1.5 and resolve_price("cpu-core").per_hour == 0.045
-    assert resolve_price("2.5").per_hour == 2.5 and resolve_price(0.1).per_hour == 0.1
-    with pytest.raises(ValueError):
-        resolve_price("tpu")
+    assert cost_per_million(13.7, DEFAULT_PRICES.gpu("l4").per_hour) * 1000 == pytest.approx(7907, abs=1)  # "$7,900 per 1B"
+    assert DEFAULT_PRICES.gpu("A100").per_hour == 1.5 and DEFAULT_PRICES.vcpu.per_hour == 0.045
+    assert all("20" in p.source for p in (DEFAULT_PRICES.vcpu, *DEFAULT_PRICES.gpus.values()))  # source and date
+    assert machine_price("2.5").per_hour == 2.5 and machine_price(0.1).per_hour == 0.1
+    with pytest.raises(ValueError, match="--prices"):
+        machine_price("l4")  # a GPU kind is not a machine price
     with pytest.raises(ValueError):
         cost_per_million(0, 1.0)
+
+
+def test_cost_rows_name_their_prices_and_units():
+    cpu2 = PipelineRun("x", 2, 10, pages_per_repeat=10, repeats=1, repeat_rates=[20.0])
+    cost = run_cost(cpu2)
+    assert cost.describe() == "2 vcpu × $0.045/h"  # a worker is a vCPU
+    assert cost.dollars_per_million == pytest.approx(cost_per_million(20.0, 0.09))
+    gpu = PipelineRun("x", 1, 10, pages_per_repeat=10, repeats=1, repeat_rates=[13.7],
+                      providers_used=["CUDAExecutionProvider", "CPUExecutionProvider"])  # fmt: skip
+    on_l4 = run_cost(gpu, gpu_name="NVIDIA L4")
+    assert on_l4.describe() == "1 gpu.l4 × $0.39/h + 1 vcpu × $0.045/h"
+    unknown = run_cost(gpu, gpu_name="NVIDIA H200")
+    assert unknown.dollars_per_million is None and "[gpu.h200]" in unknown.describe()
+    whole = run_cost(gpu, machine=machine_price(3.0))
+    assert whole.describe() == "1 machine × $3/h" and whole.dollars_per_million == pytest.approx(cost_per_million(13.7, 3.0))
+    assert gpu_kind("NVIDIA A100-SXM4-80GB") == "a100" and gpu_kind("NVIDIA L40S") == "l40s" and gpu_kind("Intel") is None
+    assert Cost(((DEFAULT_PRICES.vcpu, 4),), None).dollars_per_million is None
+
+
+def test_prices_file_replaces_and_adds_parts(tmp_path):
+    path = tmp_path / "prices.toml"
+    path.write_text('[vcpu]\nper_hour = 0.02\nsource = "our cluster"\n\n[gpu.h200]\nper_hour = 3.5\n')
+    prices = load_prices(path)
+    assert prices.vcpu.per_hour == 0.02 and prices.vcpu.source == "our cluster"
+    assert prices.gpu("h200").per_hour == 3.5 and prices.gpu("l4").per_hour == 0.39  # defaults kept
+    for bad in ('[cpu]\nper_hour = 1\n', '[vcpu]\nper_hour = "cheap"\n', '[vcpu]\nprice = 1\n', 'vcpu = ['):
+        path.write_text(bad)
+        with pytest.raises(ValueError):
+            load_prices(path)
 
 
 # ------------------------------------------------------------------------------------------ tokens
@@ -201,6 +251,7 @@ def test_roofline_bounds():
     assert dec.flops > enc.flops * 2 and dec.seconds > enc.seconds
     # twice the efficiency, twice the pages/s
     fast = project("pulpie-small", "a100", [page], Assumptions(compute_efficiency=1.0, bandwidth_efficiency=1.0))
+    assert fast.price_per_hour == 1.5  # each GPU at its own kind's price
     slow = project("pulpie-small", "a100", [page], Assumptions(compute_efficiency=0.5, bandwidth_efficiency=0.5))
     assert fast.pages_per_s == pytest.approx(2 * slow.pages_per_s)
     assert fast.dollars_per_million == pytest.approx(cost_per_million(fast.pages_per_s, 1.5))
@@ -223,11 +274,19 @@ def test_check_against_published_figures():
 
 def test_roofline_report_on_measured_pages():
     pages = [simplify(r["html"]) for r in _pages(2, "pulpie-pages")]
-    report = roofline_report(pages)
+    report = roofline_report(pages, prices=load_prices(None))
     assert len(report.projections) == len(ARCHS) * len(GPUS)
     text = report.to_text()
-    assert "published" in text and "dripper-v1.1" in text and "characters per token" in text
-    assert json.dumps(report.to_json())
+    assert "published" in text and "dripper-v1.1" in text and "an assumed 3.3 characters per token" in text
+    assert "computed, not measured" in text and "upper bound" in text and "calibrated" in text
+    data = report.to_json()
+    assert json.dumps(data) and "spec §3.7" in data["calibration_source"]
+    by_kind = {p.gpu: p.price_per_hour for p in report.projections}
+    assert by_kind == {"l4": 0.39, "a100": 1.5}  # never one price for every GPU
+    small_l4 = next(c for c in data["calibrated"] if (c["model"], c["gpu"]) == ("pulpie-small", "l4"))
+    raw = next(p for p in report.projections if (p.model, p.gpu) == ("pulpie-small", "l4"))
+    assert small_l4["pages_per_s"] == pytest.approx(raw.pages_per_s * small_l4["factor"])
+    assert small_l4["dollars_per_million"] == pytest.approx(cost_per_million(small_l4["pages_per_s"], 0.39))
 
 
 # ------------------------------------------------------------------------------------------ CLI
@@ -235,13 +294,26 @@ def test_roofline_report_on_measured_pages():
 
 def test_bench_command_prints_stages_and_cost(tmp_path):
     out = tmp_path / "bench.json"
-    result = CliRunner().invoke(app, ["bench", "-l", "heuristic", "-w", "1", "--json", str(out)])
+    result = CliRunner().invoke(app, ["bench", "-l", "heuristic", "-w", "1", "--repeats", "2", "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert "$/M pages" in result.output and "simplify" in result.output and "Roofline check" in result.output
+    assert "start-up: heuristic" in result.output and "warning: heuristic" in result.output
     data = json.loads(out.read_text())
     (run,) = data["runs"]
     assert run["labeler"] == "heuristic" and run["pages"] == 3 and run["dollars_per_million"] > 0
-    # a CPU run is priced per core-second used
-    assert run["price"] == "cpu-core" and run["dollars_per_million"] == pytest.approx(0.045 / (run["pages_per_core_s"] * 3600) * 1e6)
-    bad = CliRunner().invoke(app, ["bench", "--price-per-hour", "tpu", "--no-roofline"])
-    assert bad.exit_code == 2
+    # a 1-worker CPU run is priced as one vCPU on its pages/s
+    assert run["cost"]["priced_as"] == "1 vcpu × $0.045/h"
+    assert run["dollars_per_million"] == pytest.approx(0.045 / (run["pages_per_s"] * 3600) * 1e6)
+    # and on the CPU time it used: what a machine busy with this work only would cost
+    assert run["dollars_per_million_cpu_time"] == pytest.approx(0.045 / (run["pages_per_core_s"] * 3600) * 1e6)
+    assert len(run["repeat_pages_per_s"]) == 2 and run["pages_per_s_low"] <= run["pages_per_s"] <= run["pages_per_s_high"]
+    # --price-per-hour prices this machine only: the roofline's GPUs keep their own prices
+    machine = CliRunner().invoke(app, ["bench", "-l", "heuristic", "-w", "1", "--repeats", "1", "--price-per-hour", "7",
+                                       "--json", str(out)])  # fmt: skip
+    assert machine.exit_code == 0, machine.output
+    data = json.loads(out.read_text())
+    assert data["runs"][0]["cost"]["priced_as"] == "1 machine × $7/h"
+    assert {p["gpu"]: p["price_per_hour"] for p in data["roofline"]["projections"]} == {"l4": 0.39, "a100": 1.5}
+    for args in (["--price-per-hour", "l4"], ["--prices", str(tmp_path / "missing.toml")]):
+        bad = CliRunner().invoke(app, ["bench", *args, "--no-roofline"])
+        assert bad.exit_code == 2, args

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 import typer
 from io_fixtures import real_pages, write_warc
@@ -56,11 +55,32 @@ def test_help_is_complete() -> None:
     result = invoke("extract", "--help")
     assert result.exit_code == 0
     command = typer.main.get_command(app).commands["extract"]  # type: ignore[attr-defined]
-    for param in command.params:
-        if isinstance(param, click.Option):
-            assert param.help, f"option {param.opts} has no help text"
+    options = [param for param in command.params if param.param_type_name == "option"]
+    assert len(options) > 10
+    for param in options:
+        assert param.help, f"option {param.opts} has no help text"
     for flag in ("--output", "--format", "--workers", "--batch-size", "--no-links", "--no-images", "--progress", "--sample"):
         assert flag in result.stdout
+
+
+def test_piped_help_is_complete_at_any_width() -> None:
+    """Help read through a pipe (not a terminal) keeps every option's whole help text and the examples' lines."""
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""), "COLUMNS": "80"}
+    root = typer.main.get_command(app)
+    for name in ("eval", "bench", "extract", "run-job"):
+        checked = 0
+        done = subprocess.run([sys.executable, "-c", "from extract_trt.cli import main; main()", name, "--help"],
+                              capture_output=True, text=True, env=env, check=True)  # fmt: skip
+        flat = "".join(done.stdout.split())  # wrapping may break lines at spaces and hyphens
+        assert "╭" not in done.stdout  # no terminal-sized boxes
+        for param in root.commands[name].params:  # type: ignore[attr-defined]
+            if param.param_type_name == "option" and param.help:  # typer vendors click: no isinstance
+                assert "".join(param.help.split()) in flat, (name, param.opts)
+                checked += 1
+        assert checked >= 5, name
+        example = next(line.strip() for line in root.commands[name].epilog.splitlines() if "extract-trt" in line)  # type: ignore[attr-defined]
+        assert any(line.strip() == example for line in done.stdout.splitlines())  # not re-wrapped
 
 
 def test_version() -> None:
@@ -307,3 +327,22 @@ def test_console_script_subprocess(tmp_path: Path, pages_jsonl: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.strip() and proc.stderr == ""
     proc = subprocess.run([str(script), "extract", str(tmp_path / "nope")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+def test_workers_auto_uses_the_available_cpus_for_more_than_one_batch() -> None:
+    from extract_trt.cli.extract import _workers
+    from extract_trt.runtime.batch import auto_workers, available_cpus
+
+    assert auto_workers(1, 16, cpus=16) == 1  # a single page (or batch): no worker start-up
+    assert auto_workers(40, 16, cpus=16) == 3  # no more workers than batches
+    assert auto_workers(10_000, 16, cpus=16) == 16  # a big input: every core
+    assert auto_workers(0, 16, cpus=4) == 1
+    records = [{"id": str(i)} for i in range(5)]
+    n, stream = _workers("auto", iter(records), 1, None)
+    assert n == min(available_cpus(), 5) and list(stream) == records  # the peeked records are all still read
+    assert _workers("auto", iter(records), 1, "cuda")[0] == 1  # one process holds the model on the GPU
+    assert _workers("3", iter(records), None, None)[0] == 3
+    for bad in ("0", "many"):
+        with pytest.raises(typer.BadParameter):
+            _workers(bad, iter(records), None, None)
+    assert invoke("extract", "--sample", "-w", "nope").exit_code == 2

@@ -84,8 +84,13 @@ def test_labels_equal_the_pytorch_reference_on_real_pages(architecture) -> None:
 def test_block_strings_are_the_reference_blocks() -> None:
     if REF is None:
         pytest.skip("reference (pulpie 0.0.2) not installed")
+    import extract_trt
+
+    assert extract_trt.block_strings is block_strings  # the one public function, the one the encoder uses
     for _, page in fx.all_pages():
         assert block_strings(page) == REF.extract_blocks(page.simplified_html)
+        # a block's own html is not the model's string: the last one lacks the shell's tail
+        assert block_strings(page)[-1] == page.blocks[-1].html + "</body></html>"
 
 
 def test_literal_special_token_strings_are_tokenized_as_text() -> None:

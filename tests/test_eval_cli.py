@@ -50,3 +50,26 @@ def test_eval_cannot_run(tmp_path):
     ids.write_text("not-a-page\n", encoding="utf-8")
     empty = runner.invoke(app, ["eval", "-d", str(DATA / "pulpie-pages.jsonl.gz"), "--ids", str(ids), "-x", "heuristic"])
     assert empty.exit_code == 2 and "no pages" in empty.output
+
+
+def test_eval_without_its_extra_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "jieba", None)  # as if the `eval` extra were not installed
+    result = runner.invoke(app, ["eval", "-d", str(DATA / "wcxb-dev.jsonl.gz"), "-x", "heuristic"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "pip install 'extract-trt[eval]'" in lines[0] and "jieba" in lines[0]
+
+
+def test_eval_save_text_and_compare(tmp_path):
+    args = ["eval", "-d", str(DATA / "wcxb-dev.jsonl.gz"), "--limit", "2", "-x", "heuristic", "--no-progress"]
+    for run in ("a", "b"):
+        result = runner.invoke(app, [*args, "--save-text", "-o", str(tmp_path / run)])
+        assert result.exit_code == 0, result.output
+    pages = json.loads((tmp_path / "a" / "pages.json").read_text())
+    assert all(p["text"] for p in pages)
+    compared = runner.invoke(app, ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(tmp_path / "c")])
+    assert compared.exit_code == 0, compared.output
+    assert "| heuristic | 2 |" in compared.output and "+0.0000" in compared.output  # the same extractor twice
+    assert json.loads((tmp_path / "c" / "compare.json").read_text())["extractors"]["heuristic"]["text_changed"] == 0
+    bad = runner.invoke(app, ["eval", "--compare", str(tmp_path / "a"), str(tmp_path / "nope")])
+    assert bad.exit_code == 2 and "pages.json" in bad.output

@@ -218,3 +218,76 @@ def test_paired_bootstrap_interval_covers_a_known_mean():
     assert high == pytest.approx(mean + 1.96 * se, abs=0.3 * se)
     with pytest.raises(ValueError):
         paired_bootstrap([])
+
+
+def test_snippet_rates_are_reported_in_both_named_conventions():
+    """trafilatura pools counts over pages (case-sensitive); wcxb averages page rates (case-insensitive)."""
+    from extract_trt.eval.metrics import SnippetCounts
+
+    def row(page: str, kept: int, total: int, kept_nocase: int) -> PageRow:
+        counts = SnippetCounts(1, 1, kept, total, 1, kept_nocase)
+        return PageRow("x", page, None, None, {}, 0.01, None, False, 10, snippets=counts)
+
+    # page a: 1 of 10 `without` snippets kept (2 ignoring case); page b: 1 of 1
+    rows = [row("a", 1, 10, 2), row("b", 1, 1, 1)]
+    summary = Report(rows, [CandidateInfo("x", "x")]).summary()["x"]
+    assert summary["snippets_without"] == pytest.approx(2 / 11)  # pooled
+    assert summary["snippets_without_wcxb"] == pytest.approx((0.2 + 1.0) / 2)  # mean of page rates
+    md = Report(rows, [CandidateInfo("x", "x")]).to_markdown()
+    assert "without kept (trafilatura)" in md and "without kept (wcxb)" in md and "case-insensitive" in md
+
+
+class _KeepTag:
+    """A real labeler that keeps the blocks of one tag; two of them under one name stand for two versions."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag, self.name = tag, "candidate"
+
+    def label(self, pages):
+        return [Labels(np.array([b.tag == self.tag for b in p.blocks], dtype=bool), self.name) for p in pages]
+
+
+def test_saved_text_lets_two_runs_be_compared_page_by_page(tmp_path):
+    from extract_trt.eval.compare import compare_runs
+
+    records = list(read_dataset(DATA / "wcxb-dev.jsonl.gz", limit=4))
+    for run, tag in (("a", "p"), ("b", "li")):
+        evaluate(records, [_KeepTag(tag)], dataset="wcxb-dev", keep_text=True).write(tmp_path / run, chart=False)
+    pages = json.loads((tmp_path / "a" / "pages.json").read_text())
+    assert all(isinstance(p["text"], str) for p in pages)  # --save-text: the scored prediction
+    assert word_f1(pages[0]["text"], records[0].groundtruth).f1 == pytest.approx(pages[0]["word_f1"], abs=1e-6)
+    comparison = compare_runs(tmp_path / "a", tmp_path / "b")
+    s = comparison.summary("candidate")
+    by_id = {p["id"]: p for p in pages}
+    b_pages = {p["id"]: p for p in json.loads((tmp_path / "b" / "pages.json").read_text())}
+    diffs = [b_pages[i]["word_f1"] - by_id[i]["word_f1"] for i in by_id]
+    assert comparison.metric == "word_f1" and s["pages"] == 4
+    assert s["difference"] == pytest.approx(sum(diffs) / 4) and s["low"] <= s["difference"] <= s["high"]
+    assert s["higher"] + s["equal"] + s["lower"] == 4 and s["text_changed"] >= 1
+    moved = comparison.moved("candidate")
+    assert abs(moved[0].difference) == pytest.approx(max(abs(d) for d in diffs))
+    md = comparison.to_markdown()
+    assert "pages that moved most" in md and "```diff" in md
+    same = compare_runs(tmp_path / "a", tmp_path / "a").summary("candidate")
+    assert same["difference"] == 0 and same["equal"] == 4 and same["text_changed"] == 0
+    with pytest.raises(ValueError, match="pages.json"):
+        compare_runs(tmp_path / "a", tmp_path / "missing")
+
+
+def test_pareto_chart_is_readable(wcxb_report):
+    """Every label inside the axes, a title with the data set's name and the date, plain log-x tick labels."""
+    wcxb_report.date = "2026-12-02"
+    fig = wcxb_report.pareto_figure()
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    labels = [t for t in ax.texts]
+    assert len(labels) == len(wcxb_report.pareto_points()) >= 2
+    for text in labels:
+        ext = text.get_window_extent(renderer)
+        assert box.x0 <= ext.x0 and ext.x1 <= box.x1 and box.y0 <= ext.y0 and ext.y1 <= box.y1, text.get_text()
+    title = ax.get_title()
+    assert "wcxb-dev" in title and "2026-12-02" in title and ".jsonl" not in title
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all("^" not in t and "$" not in t for t in ticks)  # 20, 50, 100 — not 10^2

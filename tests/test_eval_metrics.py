@@ -185,3 +185,11 @@ def test_snippet_counts():
     assert c.with_rate == 0.5 and c.without_rate == 0.5
     none = snippet_counts("x", [], [])
     assert none.with_rate is None and none.without_rate is None
+
+
+def test_snippet_counts_in_both_conventions():
+    """trafilatura's evaluation matches case-sensitively, WCXB's case-insensitively."""
+    c = snippet_counts("THE QUICK brown fox. Share on Facebook", ["the quick brown fox."], ["share on facebook", "Login"])
+    assert (c.with_found, c.without_kept) == (0, 0)  # trafilatura: case differs, no match
+    assert (c.with_found_nocase, c.without_kept_nocase) == (1, 1)  # wcxb
+    assert c.with_rate == 0.0 and c.with_rate_nocase == 1.0 and c.without_rate_nocase == 0.5

@@ -103,8 +103,9 @@ def test_manifest_load_errors(tmp_path) -> None:
 def test_provider_resolution() -> None:
     assert resolve_providers("auto", CPU_ONLY, False) == (CPU_ONLY, False)
     assert resolve_providers("auto", ["CUDAExecutionProvider", *CPU_ONLY], False)[0] == ["CUDAExecutionProvider", *CPU_ONLY]
-    with pytest.raises(ProviderUnavailableError, match="allow-cpu-fallback"):
+    with pytest.raises(ProviderUnavailableError, match="allow-cpu-fallback") as refused:
         resolve_providers(["tensorrt", "cuda"], CPU_ONLY, False)
+    assert "SessionConfig(allow_cpu_fallback=True)" in str(refused.value)  # the way from Python, not just the CLI flag
     assert resolve_providers("cuda,cpu", CPU_ONLY, True) == (CPU_ONLY, True)
     assert resolve_providers(["cpu"], CPU_ONLY, False) == (CPU_ONLY, False)
     with pytest.raises(ValueError, match="unknown execution provider"):

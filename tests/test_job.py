@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from job_fixtures import broken_shards, data_pages, html_warc, shard_set
+import typer
 from typer.testing import CliRunner
 
 from extract_trt.cli import app
@@ -121,8 +122,11 @@ def test_resume_after_abort_and_stale_temp_file(shards: dict[str, list[str]], tm
     assert (summary.written, summary.skipped) == (4, 1)
     assert (out / "a.parquet").stat().st_mtime_ns == before.st_mtime_ns  # kept, not rewritten
     assert_exactly_once(out, shards)
+    written = (out / "manifest.json").stat()
     again = run_job(config(list(shards), out))
     assert (again.written, again.skipped, again.records) == (0, 5, 0)
+    after = (out / "manifest.json").stat()  # a rerun with nothing to do leaves the manifest as it was
+    assert (after.st_ino, after.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
 
 
 def test_resume_after_kill(tmp_path: Path) -> None:
@@ -156,8 +160,9 @@ def test_resume_after_kill(tmp_path: Path) -> None:
 def test_config_change_is_an_error_unless_overwrite(shards: dict[str, list[str]], tmp_path: Path) -> None:
     out = tmp_path / "out"
     run_job(config(list(shards), out))
-    with pytest.raises(JobConfigError, match="changed: links"):
+    with pytest.raises(JobConfigError, match="changed: links") as refused:
         run_job(config(list(shards), out, links=False))
+    assert "--overwrite" in str(refused.value)  # the refusal names the way out
     run_job(config(list(shards), out, workers=2, batch_size=3))  # not output settings: nothing to redo
     summary = run_job(config(list(shards), out, links=False, overwrite=True))
     assert summary.written == 5 and manifest(out)["config"]["links"] is False
@@ -252,3 +257,27 @@ def test_a_killed_runs_temp_files_are_removed(shards: dict[str, list[str]], tmp_
     run_job(config(list(shards), out))
     assert not [path for path in stale if path.exists()]
     assert_exactly_once(out, shards)
+
+
+def test_ray_mode_without_ray_writes_nothing(shards: dict[str, list[str]], tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the `scale` extra were not installed
+    monkeypatch.setitem(sys.modules, "ray.data", None)
+    out = tmp_path / "out"
+    with pytest.raises(ImportError):
+        run_job(config(list(shards), out, ray=RayOptions()))
+    assert not out.exists()  # no directory, no lock file, no manifest left behind
+    result = CliRunner().invoke(app, ["run-job", *shards, "-o", str(out), "--labeler", "heuristic", "--ray"])
+    assert result.exit_code == 2 and "extract-trt[scale]" in result.output and not out.exists()
+
+
+def test_workers_auto() -> None:
+    from extract_trt.cli.run_job import _workers
+    from extract_trt.runtime.batch import available_cpus
+
+    assert _workers("auto", False, None, None, 1.0, 0.0) == available_cpus()  # local: every CPU here
+    assert _workers("auto", True, None, 8, 2.0, 0.0) == 4  # a local Ray: its CPUs ÷ CPUs per actor
+    assert _workers("auto", True, None, 8, 1.0, 1.0) == 1  # GPU actors
+    assert _workers("5", True, "ray://head:10001", None, 1.0, 0.0) == 5
+    for args in (("auto", True, "ray://head:10001", None, 1.0, 0.0), ("0", False, None, None, 1.0, 0.0)):
+        with pytest.raises(typer.Exit):
+            _workers(*args)

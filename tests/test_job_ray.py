@@ -3,6 +3,7 @@ both pipelines write exactly the rows local mode writes — every record once, b
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -73,3 +74,19 @@ def test_gpu_actors(local_ray, job, tmp_path: Path) -> None:
     summary = run_job(config([str(root / "in")], tmp_path, ray=RayOptions(gpus_per_actor=1)))
     assert summary.written == len(expected)
     assert_exactly_once(tmp_path, expected)
+
+
+def test_split_pipeline_sends_a_cascades_routed_pages_to_the_actors(local_ray, job, tmp_path: Path) -> None:
+    root, expected = job
+    opts = RayOptions(pipeline="split", read_batch=2, label_batch=3, cpu_batch=4, cpu_tasks=1, max_in_flight_mb=64,
+                      cpus_per_actor=0.5)  # fmt: skip
+    labelers = {}
+    for budget in (0.5, 1.0):
+        out = tmp_path / str(budget)
+        summary = run_job(replace(config([str(root / "in")], out, ray=opts), labeler=f"cascade@{budget:g}:heuristic"))
+        assert summary.written == len(expected) and summary.errors == 4
+        assert_exactly_once(out, expected)
+        rows = [r for e in manifest(out)["shards"] for r in pq.read_table(out / e["output"]).to_pylist()]
+        labelers[budget] = [r["labeler"] for r in rows if r["error"] is None]
+    assert set(labelers[1.0]) == {"heuristic"}
+    assert set(labelers[0.5]) == {"heuristic", "block-model"}

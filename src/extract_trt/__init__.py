@@ -4,10 +4,12 @@ Pipeline: decode → simplify (numbered blocks, MinerU-HTML v1.1 / Pulpie scheme
 :class:`~extract_trt.runtime.labelers.Labeler`) → reconstruct (main HTML) → convert (Markdown / text).
 """
 
+from extract_trt.api import extract
+from extract_trt.runtime.block_tokens import block_strings
 from extract_trt.runtime.errors import ExtractError
 from extract_trt.runtime.extractor import Extractor, Result
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Block, Labels, PageBlocks
 
 __version__ = "0.1.0"
-__all__ = ["Block", "ExtractError", "Extractor", "Labels", "PageBlocks", "Result", "simplify"]
+__all__ = ["Block", "ExtractError", "Extractor", "Labels", "PageBlocks", "Result", "block_strings", "extract", "simplify"]

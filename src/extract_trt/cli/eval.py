@@ -1,9 +1,11 @@
 """``extract-trt eval``: score extractors (ours and peers) on a labeled dataset; thin glue over
 :mod:`extract_trt.eval`. Prints the Markdown report; ``--out DIR`` also writes ``report.md``,
-``summary.json``, ``pages.json`` (one row per extractor × page) and ``pareto.png``.
+``summary.json``, ``pages.json`` (one row per extractor × page; ``--save-text`` adds the scored text) and
+``pareto.png``. ``--compare RUN_A RUN_B`` compares two such runs page by page instead.
 
 Exit status: 0 when the evaluation ran (pages that failed are scored as empty and listed with their
-error); 2 when it cannot run (no dataset, bad ids file, unknown extractor, every extractor unavailable).
+error); 2 when it cannot run (no dataset, bad ids file, unknown extractor, every extractor unavailable,
+the ``eval`` extra not installed, runs that cannot be compared).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ EPILOG = """Examples:
 
   extract-trt eval --dataset ../shared/data/wcxb-dev.jsonl.gz --ids val-ids.txt -x default -x heuristic
 
+  extract-trt eval -d ../shared/data/wcxb-dev.jsonl.gz -x default --save-text -o run1/
+
+  extract-trt eval --compare run1/ run2/
+
 Extractors: default, block-model-precision, block-model-recall, heuristic, annotation, a model directory, module:attr (a Labeler), or a peer:
 trafilatura, resiliparse, readability, justext, rs-trafilatura (CPython 3.12 only).
 """
@@ -32,17 +38,35 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _compare(runs: tuple[Path, Path], out: Path | None) -> None:
+    import json
+
+    from extract_trt.eval.compare import compare_runs
+
+    try:
+        comparison = compare_runs(*runs)
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    text = comparison.to_markdown()
+    typer.echo(text, nl=False)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.md").write_text(text, encoding="utf-8")
+        (out / "compare.json").write_text(json.dumps(comparison.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
+        typer.echo(f"\nwrote {out / 'compare.md'}, {out / 'compare.json'}")
+
+
 def eval_command(
     dataset: Annotated[
-        Path,
+        Optional[Path],
         typer.Option(
             "--dataset",
             "-d",
             help="JSONL(.gz): our format (html, groundtruth, groundtruth_format, with/without) or WebMainBench's "
-            "(html, convert_main_content, meta).",
+            "(html, convert_main_content, meta). Required unless --compare.",
             show_default=False,
         ),
-    ],
+    ] = None,
     extractors: Annotated[
         Optional[list[str]],
         typer.Option("--extractor", "-x", help="Extractor to score; repeat for several. Default: default."),
@@ -62,6 +86,19 @@ def eval_command(
     progress: Annotated[
         Optional[bool], typer.Option("--progress/--no-progress", help="Progress line on stderr (default: on a TTY).")
     ] = None,
+    save_text: Annotated[
+        bool,
+        typer.Option("--save-text", help="Keep each scored prediction in pages.json (`text`), to re-score or diff later."),
+    ] = False,
+    compare: Annotated[
+        Optional[tuple[Path, Path]],
+        typer.Option(
+            "--compare",
+            help="Compare two --out runs (RUN_A RUN_B) page by page: differences with a bootstrap interval, the "
+            "pages that moved most, text diffs (with --save-text). Writes compare.md/.json to --out.",
+            show_default=False,
+        ),
+    ] = None,
     comments: Annotated[
         Optional[bool],
         typer.Option(
@@ -80,6 +117,15 @@ def eval_command(
     from extract_trt.eval.peers import PeerUnavailable
     from extract_trt.runtime.errors import ExtractError
 
+    if compare is not None:
+        return _compare(compare, out)
+    if dataset is None:
+        raise _fail("give --dataset (or --compare RUN_A RUN_B)")
+    from extract_trt.cli.extras import EVAL_EXTRA, missing_extra
+
+    missing = missing_extra(EVAL_EXTRA, "eval")
+    if missing is not None:
+        raise _fail(f"extract-trt eval: {missing}")
     if not dataset.is_file():
         raise _fail(f"dataset {str(dataset)!r} does not exist")
     try:
@@ -93,6 +139,7 @@ def eval_command(
             records,
             extractors or ["default"],
             dataset=str(dataset),
+            keep_text=save_text,
             on_page=lambda record, rows: bar.update(next((r for r in rows if r.error), rows[0] if rows else None)),
             comments=comments,
         )

@@ -116,9 +116,14 @@ def extract(
         ),
     ] = OutputFormat.markdown,
     workers: Annotated[
-        int,
-        typer.Option("--workers", "-w", min=1, help="Worker processes; output order is the input order either way."),
-    ] = 1,
+        str,
+        typer.Option(
+            "--workers",
+            "-w",
+            help="Worker processes, or auto: one per CPU available to this process, at most one per batch of "
+            "pages, one for a single batch or with --provider. Output order is the input order either way.",
+        ),
+    ] = "auto",
     batch_size: Annotated[
         Optional[int],
         typer.Option(
@@ -132,10 +137,18 @@ def extract(
         typer.Option(
             "--labeler", "-l",
             help="default (the built-in block model), block-model-precision / block-model-recall (the same model "
-            "with its threshold favoring precision or recall), heuristic, annotation (cc-select marks), or a model "
-            "directory.",
+            "with its threshold favoring precision or recall), heuristic, annotation (cc-select marks), a model "
+            "directory, or cascade:BIG (the default model on every page, BIG — a name or model directory — on the "
+            "--budget share it is least sure of).",
         ),
     ] = "default",
+    budget: Annotated[
+        Optional[float],
+        typer.Option(
+            "--budget", min=0.0, max=1.0,
+            help="With --labeler cascade:BIG: the share of pages sent to BIG (default 0.2).",
+        ),
+    ] = None,
     provider: Annotated[
         Optional[list[str]],
         typer.Option(
@@ -224,7 +237,15 @@ def extract(
         typer.echo("extract-trt: note: the inputs hold no pages (no HTML responses / no JSONL lines)", err=True)
     single = len(resolved) == 1 and first is not None and first.get("format") == "html"
     stream = records if first is None else itertools.chain([first], records)
+    n_workers, stream = _workers(workers, stream, batch_size, provider)
 
+    if budget is not None:
+        from extract_trt.runtime.labelers import with_budget
+
+        try:
+            labeler = with_budget(labeler, budget)
+        except ExtractError as exc:
+            raise fail(str(exc)) from None
     if provider or allow_cpu_fallback:  # built here so a missing GPU stops the run before it starts
         from extract_trt.runtime.labelers import get_labeler
         from extract_trt.runtime.session import SessionConfig
@@ -245,7 +266,25 @@ def extract(
         "comments": comments,
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
-    _run(stream, resolved, output, fmt_name, single, workers, kwargs, show_progress)
+    _run(stream, resolved, output, fmt_name, single, n_workers, kwargs, show_progress)
+
+
+def _workers(spec: str, stream: Any, batch_size: Optional[int], provider: Optional[str]) -> tuple[int, Any]:
+    """The number of worker processes for ``--workers`` and the stream to read (auto peeks at most
+    CPUs × batch records ahead to count the batches; see :func:`extract_trt.runtime.batch.auto_workers`)."""
+    from extract_trt.runtime.batch import CHUNK_PAGES, auto_workers, available_cpus, parse_workers
+
+    try:
+        n = parse_workers(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--workers") from None
+    if n is not None:
+        return n, stream
+    if provider:  # one process holds the model on the accelerator; workers would each load it again
+        return 1, stream
+    chunk = batch_size or CHUNK_PAGES
+    head = list(itertools.islice(stream, available_cpus() * chunk))
+    return auto_workers(len(head), chunk), itertools.chain(head, stream)
 
 
 def _positional_output(inputs: list[str], html_field: str) -> tuple[list[str], Optional[str]]:

@@ -22,7 +22,7 @@ from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
 EPILOG = """Examples:
 
-  extract-trt run-job 'crawl/*.warc.gz' -o out/ -w 2
+  extract-trt run-job 'crawl/*.warc.gz' -o out/            # one worker per CPU (-w auto)
 
   extract-trt run-job pages.parquet --html-field content -o out/
 
@@ -62,15 +62,26 @@ def run_job_command(
         str, typer.Option("--output", "-o", help="Output directory: one Parquet file per shard + manifest.json.")
     ],
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Local worker processes, or label actors with --ray.")
-    ] = 1,
+        str,
+        typer.Option(
+            "--workers",
+            "-w",
+            help="Local worker processes, or label actors with --ray. auto: one per CPU available here (with a local "
+            "Ray: its CPUs ÷ --cpus-per-actor; one with --gpus-per-actor); a cluster (--address) needs a number.",
+        ),
+    ] = "auto",
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Pages labelled together (local mode).")] = 16,
     labeler: Annotated[
         str,
         typer.Option(
-            "--labeler", "-l", help="A labeler name (default, heuristic, …), a model directory, or package.module:factory."
+            "--labeler", "-l", help="A labeler name (default, heuristic, …), a model directory, cascade:BIG (BIG on "
+            "the --budget share of pages the default model is least sure of), or package.module:factory."
         ),
     ] = "default",
+    budget: Annotated[
+        Optional[float],
+        typer.Option("--budget", min=0.0, max=1.0, help="With --labeler cascade:BIG: the share of pages sent to BIG (default 0.2)."),
+    ] = None,
     labeler_arg: Annotated[
         Optional[list[str]],
         typer.Option("--labeler-arg", help="KEY=VALUE passed to the labeler factory (VALUE parsed as JSON if it is JSON)."),
@@ -135,6 +146,7 @@ def run_job_command(
         raise fail(f"run-job needs {exc.name}: pip install 'extract-trt[scale]'") from None
 
     conversions = tuple(o.strip() for o in outputs.split(",") if o.strip() and o.strip() != "none")
+    n_workers = _workers(workers, ray or address is not None, address, ray_cpus, cpus_per_actor, gpus_per_actor)
     ray_options = None
     if ray or address is not None:
         ray_options = RayOptions(
@@ -150,6 +162,13 @@ def run_job_command(
             cpu_tasks=cpu_tasks,
             max_in_flight_mb=max_in_flight_mb,
         )
+    if budget is not None:
+        from extract_trt.runtime.labelers import with_budget
+
+        try:
+            labeler = with_budget(labeler, budget)
+        except ExtractError as exc:
+            raise fail(str(exc)) from None
     try:
         config = JobConfig(
             inputs=list(inputs),
@@ -164,7 +183,7 @@ def run_job_command(
             time_budget=time_budget or None,
             keep_markup=keep_markup,
             html_field=html_field,
-            workers=workers,
+            workers=n_workers,
             batch_size=batch_size,
             overwrite=overwrite,
             ray=ray_options,
@@ -172,6 +191,27 @@ def run_job_command(
     except ExtractError as exc:
         raise fail(str(exc)) from None
     _run(config, progress)
+
+
+def _workers(
+    spec: str, ray: bool, address: Optional[str], ray_cpus: Optional[int], cpus_per_actor: float, gpus_per_actor: float
+) -> int:
+    """``--workers``: a number, or auto (see the option's help)."""
+    from extract_trt.runtime.batch import available_cpus, parse_workers
+
+    try:
+        n = parse_workers(spec)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if n is not None:
+        return n
+    if not ray:
+        return available_cpus()
+    if address is not None:
+        raise fail("--workers auto cannot see a cluster's CPUs or GPUs: give the number of label actors")
+    if gpus_per_actor > 0:
+        return 1
+    return max(1, int((ray_cpus or available_cpus()) // max(cpus_per_actor, 1e-9)))
 
 
 def _run(config: Any, progress: Optional[bool]) -> None:

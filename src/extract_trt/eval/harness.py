@@ -21,6 +21,7 @@ chunk, so memory stays bounded and the reference tokens are computed once per pa
 from __future__ import annotations
 
 import copy
+import datetime
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -177,8 +178,10 @@ def _reference(record: EvalRecord) -> _Reference:
     return _Reference(bag=metrics.words(gt), tokens=metrics.jieba_tokens(gt))
 
 
-def score_page(record: EvalRecord, prediction: Prediction, candidate: str, ref: _Reference | None = None) -> PageRow:
-    """One per-page row: every metric the record's ground truth allows."""
+def score_page(
+    record: EvalRecord, prediction: Prediction, candidate: str, ref: _Reference | None = None, *, keep_text: bool = False
+) -> PageRow:
+    """One per-page row: every metric the record's ground truth allows (``keep_text``: and the scored text)."""
     ref = ref if ref is not None else _reference(record)
     out = prediction.output or ""
     row = PageRow(
@@ -191,6 +194,7 @@ def score_page(record: EvalRecord, prediction: Prediction, candidate: str, ref: 
         error=prediction.error,
         empty=not out.strip(),
         chars=len(out),
+        text=out if keep_text else None,
     )
     if record.has_text_groundtruth:
         gt = record.groundtruth or ""
@@ -215,6 +219,7 @@ def evaluate(
     dataset: str = "",
     chunk_size: int = 32,
     warmup: bool = True,
+    keep_text: bool = False,
     on_page: Callable[[EvalRecord, list[PageRow]], None] | None = None,
     comments: bool | None = None,
 ) -> Report:
@@ -222,8 +227,10 @@ def evaluate(
 
     Extractors that cannot be loaded (a peer not installed) are listed in ``Report.skipped`` with the
     reason instead of failing the run. ``warmup`` runs each extractor once on the first page, untimed,
-    before measuring. ``on_page(record, rows)`` is called once per record with the
-    rows of all extractors (for progress display). ``comments``: see :func:`resolve_candidate`. Metrics: :mod:`extract_trt.eval.metrics`; a failed
+    before measuring. ``keep_text`` keeps each scored prediction in its row (``PageRow.text``, written to
+    ``pages.json``: runs can then be re-scored and compared). ``on_page(record, rows)`` is called once per
+    record with the rows of all extractors (for progress display). ``comments``: see
+    :func:`resolve_candidate`. Metrics: :mod:`extract_trt.eval.metrics`; a failed
     page scores as an empty prediction and keeps its error.
     """
     candidates: list[Candidate] = []
@@ -258,8 +265,9 @@ def evaluate(
         for i, record in enumerate(chunk):
             ref = _reference(record)
             for candidate, preds in zip(candidates, predictions):
-                chunk_rows[i].append(score_page(record, preds[i], candidate.name, ref))
+                chunk_rows[i].append(score_page(record, preds[i], candidate.name, ref, keep_text=keep_text))
             rows.extend(chunk_rows[i])
             if on_page is not None:
                 on_page(record, chunk_rows[i])
-    return Report(rows=rows, candidates=list(infos.values()), skipped=skipped, dataset=dataset)
+    date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    return Report(rows=rows, candidates=list(infos.values()), skipped=skipped, dataset=dataset, date=date)

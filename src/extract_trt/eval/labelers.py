@@ -5,6 +5,7 @@ A spec is one of
 * a name or model directory understood by :func:`extract_trt.runtime.labelers.get_labeler`
   (``default``, ``heuristic``, ``annotation``, a block-model directory, …);
 * ``module:attr`` naming a :class:`~extract_trt.runtime.labelers.Labeler` class, factory or instance;
+* ``cascade[@BUDGET]:BIG`` (the default labeler, BIG on the pages it is least sure of), BIG on the provider;
 * with a provider: a model directory written by ``extract-trt export`` (``extract-trt.json`` inside), whose
   encoder or decoder session is created on that ONNX Runtime execution provider. CPU fallback is allowed
   so that a fallback is *reported* (the bench flags it) rather than aborting the whole bench.
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.labelers import Labeler, get_labeler
+from extract_trt.runtime.labelers import Labeler, get_labeler, is_cascade_spec
 
 __all__ = ["EXPORT_MANIFEST", "ProviderChoiceError", "import_object", "make_labeler", "takes_provider"]
 
@@ -38,7 +39,7 @@ def import_object(spec: str) -> Any:
 
 
 def _is_import_spec(spec: str) -> bool:
-    return ":" in spec and not Path(spec).exists()
+    return ":" in spec and not Path(spec).exists() and not is_cascade_spec(spec)
 
 
 def takes_provider(spec: str) -> bool:
@@ -49,6 +50,10 @@ def takes_provider(spec: str) -> bool:
 def make_labeler(spec: str, provider: str | None = None) -> Labeler:
     """Build the labeler named by ``spec`` (module doc); ``provider`` e.g. ``CUDAExecutionProvider``."""
     if provider is not None:
+        if is_cascade_spec(spec):  # the provider is the big model's
+            from extract_trt.runtime.session import SessionConfig
+
+            return get_labeler(spec, SessionConfig(providers=[provider], allow_cpu_fallback=True))
         return _exported_model_labeler(spec, provider)
     if _is_import_spec(spec):
         obj = import_object(spec)

@@ -9,9 +9,11 @@
   (``str.split()``), same n-gram overlap; **an empty side (both empty included) → 0**.
 * :func:`word_f1` — WCXB: bags (multisets) of ``re.findall(r"\\w+", text.lower())``, precision/recall/F1
   of the bag overlap; **both empty → 1.0**, one empty → 0.
-* :func:`snippet_counts` — trafilatura's evaluation: how many ``with`` snippets occur in the prediction
-  and how many ``without`` snippets wrongly do. Matching is a substring test after collapsing every
-  whitespace run to one space on both sides (extractors differ in line breaking, snippets do not).
+* :func:`snippet_counts` — how many ``with`` snippets occur in the prediction and how many ``without``
+  snippets wrongly do. Matching is a substring test after collapsing every whitespace run to one space on
+  both sides (extractors differ in line breaking, snippets do not), counted twice: case-sensitive
+  (trafilatura's evaluation) and case-insensitive (WCXB's). The two conventions also aggregate differently
+  (:mod:`extract_trt.eval.report`): trafilatura pools the counts over pages, WCXB averages per-page rates.
 
 All functions take ``(prediction, reference)`` in that order except where the reference code's own
 argument order is kept and named (``target``). Aggregation (plain mean over pages, failures = empty
@@ -131,22 +133,35 @@ def word_f1(prediction: str, reference: str, *, reference_bag: Counter[str] | No
 
 @dataclass(frozen=True, slots=True)
 class SnippetCounts:
-    """``with`` snippets found and ``without`` snippets wrongly kept on one page."""
+    """``with`` snippets found and ``without`` snippets wrongly kept on one page: case-sensitive
+    (``with_found``, ``without_kept``: trafilatura's evaluation) and case-insensitive (``*_nocase``: WCXB's)."""
 
     with_found: int
     with_total: int
     without_kept: int
     without_total: int
+    with_found_nocase: int
+    without_kept_nocase: int
 
     @property
     def with_rate(self) -> float | None:
-        """Share of ``with`` snippets found (``None`` when the page has none)."""
+        """Share of ``with`` snippets found, case-sensitive (``None`` when the page has none)."""
         return self.with_found / self.with_total if self.with_total else None
 
     @property
     def without_rate(self) -> float | None:
-        """Share of ``without`` snippets wrongly kept (``None`` when the page has none)."""
+        """Share of ``without`` snippets wrongly kept, case-sensitive (``None`` when the page has none)."""
         return self.without_kept / self.without_total if self.without_total else None
+
+    @property
+    def with_rate_nocase(self) -> float | None:
+        """Share of ``with`` snippets found, case-insensitive (WCXB)."""
+        return self.with_found_nocase / self.with_total if self.with_total else None
+
+    @property
+    def without_rate_nocase(self) -> float | None:
+        """Share of ``without`` snippets wrongly kept, case-insensitive (WCXB)."""
+        return self.without_kept_nocase / self.without_total if self.without_total else None
 
 
 def _squash(text: str) -> str:
@@ -156,9 +171,11 @@ def _squash(text: str) -> str:
 def snippet_counts(prediction: str, with_snippets: Sequence[str], without_snippets: Sequence[str]) -> SnippetCounts:
     """Substring tests of each snippet in the prediction, whitespace runs collapsed on both sides.
 
-    Empty snippets are ignored (an empty string is in every text).
+    Empty snippets are ignored (an empty string is in every text). Counted case-sensitive and, with both
+    sides ``casefold()``-ed, case-insensitive.
     """
     text = _squash(prediction)
+    folded = text.casefold()
     wanted = [s for s in map(_squash, with_snippets) if s]
     unwanted = [s for s in map(_squash, without_snippets) if s]
     return SnippetCounts(
@@ -166,4 +183,6 @@ def snippet_counts(prediction: str, with_snippets: Sequence[str], without_snippe
         with_total=len(wanted),
         without_kept=sum(s in text for s in unwanted),
         without_total=len(unwanted),
+        with_found_nocase=sum(s.casefold() in folded for s in wanted),
+        without_kept_nocase=sum(s.casefold() in folded for s in unwanted),
     )

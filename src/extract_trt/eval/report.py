@@ -2,8 +2,10 @@
 
 Aggregation follows the reference harnesses: every metric is the **plain mean over pages** (a failed or
 empty prediction counts with the score the metric's convention gives it, never dropped); precision and
-recall are averaged separately from F1 (spec §4.5). Snippet rates are pooled over pages like trafilatura's
-evaluation: ``with`` found / ``with`` total, ``without`` kept / ``without`` total.
+recall are averaged separately from F1 (spec §4.5). Snippet rates come in two named conventions, which give
+different figures on the same output: ``trafilatura`` (its evaluation: case-sensitive matches, counts pooled
+over pages: ``with`` found / ``with`` total) and ``wcxb`` (case-insensitive matches, the mean of per-page
+rates over the pages that have such snippets).
 
 The *headline* metric of a report is WCXB word F1 when any page has a plain-text ground truth, the
 WebMainBench ROUGE-5 F1 when all ground truths are Markdown, and the ``with``-snippet rate when pages have
@@ -34,9 +36,15 @@ METRICS: dict[str, tuple[str, str]] = {
     "rouge5_p": ("R-5 P", "WebMainBench ROUGE-5 precision"),
     "rouge5_r": ("R-5 R", "WebMainBench ROUGE-5 recall"),
     "rouge5_pulpie_f1": ("ROUGE-5 ws", "Pulpie ROUGE-5 F1, whitespace tokens (empty side = 0)"),
-    "snippets_with": ("with found", "share of `with` snippets found (pooled)"),
-    "snippets_without": ("without kept", "share of `without` snippets wrongly kept (pooled; lower is better)"),
-}
+    "snippets_with": ("with found (trafilatura)", "share of `with` snippets found; case-sensitive, pooled over pages"),
+    "snippets_without": ("without kept (trafilatura)",
+                         "share of `without` snippets wrongly kept; case-sensitive, pooled (lower is better)"),
+    "snippets_with_wcxb": ("with found (wcxb)", "share of `with` snippets found; case-insensitive, mean of page rates"),
+    "snippets_without_wcxb": ("without kept (wcxb)",
+                              "share of `without` snippets wrongly kept; case-insensitive, mean of page rates"),
+}  # fmt: skip
+#: the snippet rates pooled over pages (the others are means of per-page values)
+POOLED = {"snippets_with": ("with_found", "with_total"), "snippets_without": ("without_kept", "without_total")}
 
 
 @dataclass(slots=True)
@@ -56,13 +64,16 @@ class PageRow:
     rouge5: Score | None = None
     rouge5_pulpie: Score | None = None
     snippets: SnippetCounts | None = None
+    text: str | None = None  # the scored prediction, kept with ``evaluate(keep_text=True)`` (``--save-text``)
 
     def value(self, metric: str) -> float | None:
         """The page's value of a :data:`METRICS` key (``None`` when the page has no such score)."""
         if metric.startswith("snippets_"):
             if self.snippets is None:
                 return None
-            return self.snippets.with_rate if metric == "snippets_with" else self.snippets.without_rate
+            s = self.snippets
+            return {"snippets_with": s.with_rate, "snippets_without": s.without_rate,
+                    "snippets_with_wcxb": s.with_rate_nocase, "snippets_without_wcxb": s.without_rate_nocase}[metric]  # fmt: skip
         name, _, part = metric.rpartition("_")
         score = {"word": self.word, "rouge5": self.rouge5, "rouge5_pulpie": self.rouge5_pulpie}[name]
         if score is None:
@@ -76,7 +87,7 @@ class PageRow:
             "seconds": round(self.seconds, 6), "error": self.error, "empty": self.empty, "chars": self.chars,
         }  # fmt: skip
         for key in METRICS:
-            if not key.startswith("snippets_"):
+            if key not in POOLED:
                 value = self.value(key)
                 if value is not None:
                     out[key] = round(value, 6)
@@ -86,7 +97,10 @@ class PageRow:
         if self.snippets is not None:
             s = self.snippets
             out.update(with_found=s.with_found, with_total=s.with_total,
-                       without_kept=s.without_kept, without_total=s.without_total)  # fmt: skip
+                       without_kept=s.without_kept, without_total=s.without_total,
+                       with_found_nocase=s.with_found_nocase, without_kept_nocase=s.without_kept_nocase)  # fmt: skip
+        if self.text is not None:
+            out["text"] = self.text
         return out
 
 
@@ -135,6 +149,7 @@ class Report:
     candidates: list[CandidateInfo]
     skipped: dict[str, str] = field(default_factory=dict)
     dataset: str = ""
+    date: str = ""  # UTC date of the run (YYYY-MM-DD), shown in the chart's title
 
     # ------------------------------------------------------------------ aggregates
 
@@ -155,21 +170,20 @@ class Report:
 
     @staticmethod
     def aggregate(rows: list[PageRow]) -> dict[str, float | int | None]:
-        """Means of every metric over ``rows`` (pooled for snippets), plus counts."""
+        """Means of every metric over ``rows`` (the trafilatura snippet rates pooled), plus counts."""
         out: dict[str, float | int | None] = {
             "pages": len(rows),
             "errors": sum(r.error is not None for r in rows),
             "empty": sum(r.empty for r in rows),
         }
-        for key in METRICS:
-            if key.startswith("snippets_"):
-                continue
-            out[key] = mean([v for r in rows if (v := r.value(key)) is not None])
         snippets = [r.snippets for r in rows if r.snippets is not None]
-        with_total = sum(s.with_total for s in snippets)
-        without_total = sum(s.without_total for s in snippets)
-        out["snippets_with"] = sum(s.with_found for s in snippets) / with_total if with_total else None
-        out["snippets_without"] = sum(s.without_kept for s in snippets) / without_total if without_total else None
+        for key in METRICS:
+            if key in POOLED:
+                hits, total = POOLED[key]
+                n = sum(getattr(s, total) for s in snippets)
+                out[key] = sum(getattr(s, hits) for s in snippets) / n if n else None
+            else:
+                out[key] = mean([v for r in rows if (v := r.value(key)) is not None])
         return out
 
     def summary(self) -> dict[str, dict[str, Any]]:
@@ -323,6 +337,7 @@ class Report:
         :meth:`pages_json`)."""
         return {
             "dataset": self.dataset,
+            "date": self.date,
             "headline": self.headline,
             "summary": self.summary(),
             "breakdowns": {key: self.breakdown(key) for key in self.breakdown_keys()},
@@ -361,8 +376,18 @@ class Report:
             out.append((name, speed, quality, not dominated))
         return out
 
-    def plot_pareto(self, path: str | os.PathLike[str]) -> Path:
-        """Quality (headline metric) against pages/s per core, log x axis, frontier drawn; a PNG."""
+    @property
+    def dataset_name(self) -> str:
+        """The data set's name: its file name without ``.jsonl``/``.gz`` (``wcxb-dev``)."""
+        name = Path(self.dataset).name
+        for suffix in (".gz", ".jsonl", ".json"):
+            name = name.removesuffix(suffix)
+        return name or "eval"
+
+    def pareto_figure(self):  # noqa: ANN201 - a matplotlib Figure (matplotlib is imported lazily)
+        """Quality (headline metric) against pages/s per core: log x axis with plain-number ticks, the frontier
+        drawn, each label placed toward the inside of the axes (never over an edge), titled with the data set,
+        its page count and the date."""
         import matplotlib
         import matplotlib.ticker
 
@@ -370,25 +395,46 @@ class Report:
         import matplotlib.pyplot as plt
 
         points = self.pareto_points()
-        fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+        fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120)
         for name, speed, quality, front in points:
             ax.scatter([speed], [quality], s=40, color="tab:red" if front else "tab:blue", zorder=3)
-            ax.annotate(name, (speed, quality), textcoords="offset points", xytext=(5, 4), fontsize=8)
         frontier = sorted((p for p in points if p[3]), key=lambda p: p[1])
         if len(frontier) > 1:
             ax.plot([p[1] for p in frontier], [p[2] for p in frontier], "--", color="tab:red", lw=1, zorder=2)
         ax.set_xscale("log")
-        plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
-        ax.xaxis.set_major_formatter(plain)
-        ax.xaxis.set_minor_formatter(plain)
-        ax.tick_params(axis="x", which="minor", labelsize=7)
+        if points:
+            speeds, scores = [p[1] for p in points], [p[2] for p in points]
+            low, high = min(speeds), max(speeds)
+            ax.set_xlim(low / 1.6, high * 1.6)  # room for the dots at the edges (a factor, on a log axis)
+            spread = max(max(scores) - min(scores), 0.02)
+            ax.set_ylim(min(scores) - 0.15 * spread, max(scores) + 0.15 * spread)
+            x_mid = (low * high) ** 0.5
+            y_mid = (min(scores) + max(scores)) / 2
+            for name, speed, quality, _ in points:
+                right = speed > x_mid  # labels point toward the middle, so they stay inside the axes
+                above = quality <= y_mid
+                ax.annotate(
+                    name, (speed, quality), textcoords="offset points", xytext=(-6 if right else 6, 5 if above else -5),
+                    ha="right" if right else "left", va="bottom" if above else "top", fontsize=8,
+                )  # fmt: skip
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("pages/s per CPU core (log scale); red: Pareto frontier")
         title = METRICS[self.headline][0] if self.headline else "quality"
         ax.set_ylabel(f"mean {title}")
         n_pages = max((info.pages for info in self.candidates), default=0)
-        ax.set_title(f"{Path(self.dataset).name or 'eval'}: quality vs speed ({n_pages} pages)", fontsize=10)
+        when = f", {self.date}" if self.date else ""
+        ax.set_title(f"Quality vs speed on {self.dataset_name} ({n_pages} pages{when})", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
+        return fig
+
+    def plot_pareto(self, path: str | os.PathLike[str]) -> Path:
+        """:meth:`pareto_figure` as a PNG."""
+        import matplotlib.pyplot as plt
+
+        fig = self.pareto_figure()
         fig.savefig(path)
         plt.close(fig)
         return Path(path)

@@ -32,6 +32,7 @@ import numpy as np
 
 from extract_trt.eval.stats import percentile
 from extract_trt.kernels.packing import pack_chunks
+from extract_trt.runtime.block_tokens import block_strings
 from extract_trt.runtime.types import PageBlocks
 
 __all__ = [
@@ -139,7 +140,7 @@ def _n_tokens(tokenizer, texts: Sequence[str]) -> list[int]:  # noqa: ANN001
 
 def count_page_tokens(page: PageBlocks, tokenizer, template_tokens: int | None = None) -> PageTokens:  # noqa: ANN001
     """Encoder chunks and decoder prompt/answer tokens of one simplified page (module doc)."""
-    block_lengths = _n_tokens(tokenizer, [b.html for b in page.blocks])
+    block_lengths = _n_tokens(tokenizer, block_strings(page))
     if template_tokens is None:
         template_tokens = _template_tokens(tokenizer)
     html_tokens = _n_tokens(tokenizer, [page.simplified_html])[0]
@@ -215,7 +216,11 @@ def measure_pages(
         return [count_page_tokens(p, tok, template) for p in pages], f"tokenizer {tokenizer_file}"
     if len(pages) < max(2, min_bpe_pages):
         tok = CharsPerToken()
-        how = f"{tok.chars_per_token} characters per token (fewer than {min_bpe_pages} pages to train a BPE on)"
+        how = (
+            f"an assumed {tok.chars_per_token} characters per token of simplified HTML (the stand-in BPE's ratio on "
+            f"200 wcxb-dev pages; fewer than {min_bpe_pages} pages here to train one on; --tokenizer "
+            "tokenizer.json counts with the model's own)"
+        )
         return [count_page_tokens(p, tok) for p in pages], how
     folds = (list(range(0, len(pages), 2)), list(range(1, len(pages), 2)))
     counts: dict[int, PageTokens] = {}
@@ -227,6 +232,7 @@ def measure_pages(
         counts.update((i, count_page_tokens(pages[i], tok, template)) for i in test_idx)
     how = (
         f"byte-level BPE (vocab {min(sizes):,}-{max(sizes):,}) trained on half of the pages, "
-        "counting the other half (two-fold)"
+        "counting the other half (two-fold): a stand-in for the models' tokenizers; --tokenizer tokenizer.json "
+        "counts with the model's own"
     )
     return [counts[i] for i in range(len(pages))], how

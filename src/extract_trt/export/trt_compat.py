@@ -1,9 +1,11 @@
-"""Static TensorRT-compatibility check of an ONNX graph: would TensorRT 10's ONNX parser take it?
+"""Static TensorRT-compatibility check of an ONNX graph: would TensorRT's ONNX parser (10.x/11.x) take it?
 
 Runs without TensorRT (CI has none): it compares the graph with the data in
 ``export/data/trt10_onnx_ops.json`` — the parser's operator list, opset range, data types and the
-attribute values it rejects (see that file's ``source``: written from memory of onnx-tensorrt's
-``docs/operators.md`` for TensorRT 10.x, so the real parser in ``scripts/gpu-check.sh`` has the last word).
+attribute values it rejects, from onnx-tensorrt's ``docs/operators.md`` (TensorRT 10.15; the file's
+``source`` says what was checked against what, and the real parser in ``scripts/gpu-check.sh`` has the
+last word). Without ``tensorrt_version`` the check is portable (opset ≤ TensorRT 10.0's maximum;
+operators newer than 10.0 are warnings); with it, that release's opset maximum and operators apply.
 
 Checks: opset within range; every node in the default domain (custom domains need plugins); operator
 supported; attribute rules (e.g. ScatterND ``reduction``); every tensor (inputs, outputs, initializers,
@@ -23,8 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from extract_trt.export.common import ExportError
+from extract_trt.export.trt_api import release
 
-__all__ = ["CompatIssue", "CompatReport", "TensorRTCompatError", "check_tensorrt_compat", "supported_ops"]
+__all__ = ["CompatIssue", "CompatReport", "TensorRTCompatError", "check_tensorrt_compat", "max_opset", "supported_ops"]
 
 Severity = Literal["error", "warning"]
 _INT32 = (-(2**31), 2**31 - 1)
@@ -38,7 +41,7 @@ _DTYPE_NAMES = {
 
 
 class TensorRTCompatError(ExportError):
-    """The graph uses something TensorRT 10's ONNX parser rejects (the message lists every finding)."""
+    """The graph uses something TensorRT's ONNX parser rejects (the message lists every finding)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,7 @@ class CompatReport:
 
     graph: str
     opset: int
+    tensorrt: str  # the release checked against ("10.0+ (portable)" when none was given)
     op_types: list[str] = field(default_factory=list)
     issues: list[CompatIssue] = field(default_factory=list)
 
@@ -76,10 +80,10 @@ class CompatReport:
     def raise_for_errors(self) -> None:
         if self.errors:
             listed = "\n  ".join(str(i) for i in self.errors)
-            raise TensorRTCompatError(f"{self.graph} is not TensorRT 10 compatible:\n  {listed}")
+            raise TensorRTCompatError(f"{self.graph} is not TensorRT {self.tensorrt} compatible:\n  {listed}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tensorrt": rules()["tensorrt"], "opset": self.opset, "ok": self.ok,
+        return {"tensorrt": self.tensorrt, "opset": self.opset, "ok": self.ok,
                 "issues": [str(i) for i in self.issues]}  # fmt: skip
 
 
@@ -94,8 +98,19 @@ def supported_ops() -> frozenset[str]:
     return frozenset(rules()["supported_ops"])
 
 
-def check_tensorrt_compat(model: Any) -> CompatReport:
-    """Check an ``onnx.ModelProto`` or the path of an ``.onnx`` file (external weights are not loaded)."""
+def max_opset(tensorrt_version: str | None = None) -> int:
+    """The highest ONNX opset the parser of ``tensorrt_version`` takes (``None``: the portable bound)."""
+    opset = rules()["opset"]
+    if tensorrt_version is None:
+        return opset["max"]
+    here = release(tensorrt_version)
+    known = [(release(r), m) for r, m in opset["max_by_release"].items()]
+    return max((item for item in known if item[0] <= here), default=(here, opset["max"]))[1]
+
+
+def check_tensorrt_compat(model: Any, tensorrt_version: str | None = None) -> CompatReport:
+    """Check an ``onnx.ModelProto`` or the path of an ``.onnx`` file (external weights are not loaded)
+    against the parser of ``tensorrt_version`` (e.g. ``trt.__version__``), or portably."""
     import onnx
 
     name = "graph"
@@ -104,12 +119,13 @@ def check_tensorrt_compat(model: Any) -> CompatReport:
         model = onnx.load(str(model), load_external_data=False)
     data = rules()
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
-    report = CompatReport(graph=name, opset=opset, op_types=sorted({n.op_type for n in _all_nodes(model.graph)}))
+    target = tensorrt_version or "10.0+ (portable)"
+    report = CompatReport(graph=name, opset=opset, tensorrt=target, op_types=sorted({n.op_type for n in _all_nodes(model.graph)}))
     issues = report.issues
-    lo, hi = data["opset"]["min"], data["opset"]["max"]
+    lo, hi = data["opset"]["min"], max_opset(tensorrt_version)
     if not lo <= opset <= hi:
-        issues.append(CompatIssue("error", "opset", name, f"opset {opset} is outside TensorRT 10's range {lo}-{hi}"))
-    _check_nodes(model.graph, data, issues)
+        issues.append(CompatIssue("error", "opset", name, f"opset {opset} is outside TensorRT {target}'s range {lo}-{hi}"))
+    _check_nodes(model.graph, data, issues, tensorrt_version)
     _check_tensors(model, data, issues)
     return report
 
@@ -125,10 +141,10 @@ def _all_nodes(graph):
                 yield from _all_nodes(sub)
 
 
-def _check_nodes(graph, data: dict, issues: list[CompatIssue]) -> None:
+def _check_nodes(graph, data: dict, issues: list[CompatIssue], tensorrt_version: str | None) -> None:
     from onnx import helper
 
-    supported, domains = set(data["supported_ops"]), set(data["domains"])
+    supported, domains, since = set(data["supported_ops"]), set(data["domains"]), data["supported_since"]
     attribute_rules: dict[str, list[dict]] = {}
     for rule in data["attribute_rules"]:
         attribute_rules.setdefault(rule["op"], []).append(rule)
@@ -138,8 +154,12 @@ def _check_nodes(graph, data: dict, issues: list[CompatIssue]) -> None:
             issues.append(CompatIssue("error", "domain", where, f"{node.domain}::{node.op_type} is a custom-domain op (needs a TensorRT plugin)"))
             continue
         if node.op_type not in supported:
-            issues.append(CompatIssue("error", "operator", where, f"{node.op_type} is not supported by TensorRT 10's ONNX parser"))
+            issues.append(CompatIssue("error", "operator", where, f"{node.op_type} is not supported by TensorRT's ONNX parser"))
             continue
+        first = since.get(node.op_type)
+        if first is not None and (tensorrt_version is None or release(tensorrt_version) < release(first)):
+            severity: Severity = "warning" if tensorrt_version is None else "error"
+            issues.append(CompatIssue(severity, "operator", where, f"{node.op_type} needs TensorRT {first} or later"))
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         for rule in attribute_rules.get(node.op_type, ()):
             value = attrs.get(rule["attribute"])

@@ -5,19 +5,21 @@
     extract-trt.json                gains ``engines["<gpu>-<precision>"]`` (:class:`EngineRecord`)
 
 Steps: static compatibility check (:mod:`~extract_trt.export.trt_compat`) → optimization profiles from
-a sample of pages (:mod:`~extract_trt.export.trt_profiles`) → TensorRT 10 Python API (ONNX parser →
-builder config → profiles → ``build_serialized_network``) → the engine's I/O tensors are recorded as the
+a sample of pages (:mod:`~extract_trt.export.trt_profiles`) → TensorRT 10.x/11.x Python API (ONNX parser →
+builder config → profiles → ``build_serialized_network``; the differences between the two releases are in
+:mod:`~extract_trt.export.trt_api`) → the engine's I/O tensors are recorded as the
 binding contract C++ crawlers read (``docs/cpp.md``).
 
-Precisions: ``fp16``/``bf16`` build from the fp32 graph with the FP16/BF16 builder flag (TensorRT picks
-per layer; the fp16 ONNX file is for ONNX Runtime); ``int8`` builds from an explicitly quantized (QDQ)
+Precisions: on TensorRT 10.x ``fp16``/``bf16`` build from the fp32 graph with the FP16/BF16 builder flag
+(TensorRT picks per layer); TensorRT 11.x has no such flags (strongly typed networks only), so there
+``fp16`` builds from the fp16 ONNX variant and ``bf16`` is refused; ``int8`` builds from an explicitly quantized (QDQ)
 graph, ``model.qdq.onnx``, written here with ONNX Runtime's static quantization calibrated on the
 sample pages — ONNX Runtime's dynamic-int8 file (``model.int8.onnx``) is a CPU graph TensorRT rejects.
 
 An engine runs only on the GPU architecture it was built on and with the TensorRT version that built it;
 the build refuses to run on another GPU than ``--gpu`` names, and :func:`check_engine_compatible` is
 what the runtime calls before deserializing. Everything except :func:`build_engine` runs without
-TensorRT (tested on CPU); :func:`build_engine` is written against the documented TensorRT 10 API and has
+TensorRT (tested on CPU); :func:`build_engine` is written against the documented TensorRT 10/11 API and has
 not run in this repository's CI (no GPU there) — ``scripts/gpu-check.sh`` runs it.
 """
 
@@ -33,6 +35,7 @@ from typing import Any
 
 from extract_trt.export.common import ExportError
 from extract_trt.export.manifest import ModelManifest, file_sha256, load_manifest
+from extract_trt.export.trt_api import TensorRTVersionError, builder_flag_names, check_supported, engine_source
 from extract_trt.export.trt_compat import check_tensorrt_compat
 from extract_trt.export.trt_profiles import EngineProfile, decoder_profiles, encoder_profiles
 from extract_trt.runtime.errors import LabelerError
@@ -158,15 +161,19 @@ class TrtExportOptions:
 
 
 def import_tensorrt():
-    """The ``tensorrt`` module, or :class:`TensorRTUnavailableError` saying how to get it."""
+    """The ``tensorrt`` module (10.x or 11.x), or :class:`TensorRTUnavailableError` saying how to get it."""
     try:
         import tensorrt
-    except ImportError as exc:
+    except (ImportError, OSError) as exc:  # OSError: the wheel is there but libnvinfer is not loadable
         raise TensorRTUnavailableError(
             f"TensorRT is not importable ({exc}); on a machine with an NVIDIA GPU install it with "
-            "`pip install tensorrt` (NVIDIA's wheels, TensorRT 10.x) — or use the ONNX Runtime TensorRT "
-            "execution provider route (--route ort-ep, needs onnxruntime-gpu)"
+            "`pip install 'extract-trt[gpu]'` (tensorrt-cu12, TensorRT 10.x or 11.x; `extract-trt doctor` "
+            "checks the setup) — or use the ONNX Runtime TensorRT execution provider route (--route ort-ep)"
         ) from None
+    try:
+        check_supported(tensorrt.__version__)
+    except TensorRTVersionError as exc:
+        raise TensorRTUnavailableError(str(exc)) from None
     return tensorrt
 
 
@@ -301,9 +308,10 @@ def export_tensorrt(
             f"(sm_{device[1][0]}{device[1][1]}): engines must be built on the GPU they run on"
         )
     manifest = load_manifest(model_dir)
+    source = engine_source(trt.__version__, options.precision)  # before the slow steps: 11.x refuses bf16
     profiles = sample_profiles(model_dir, manifest, options)
-    onnx_path = write_qdq_int8(model_dir, manifest, profiles) if options.precision == "int8" else model_dir / manifest.variant("fp32").file
-    compat = check_tensorrt_compat(onnx_path)
+    onnx_path = write_qdq_int8(model_dir, manifest, profiles) if source == "qdq" else model_dir / _variant_file(manifest, source)
+    compat = check_tensorrt_compat(onnx_path, tensorrt_version=trt.__version__)
     for issue in compat.issues:
         report(str(issue))
     compat.raise_for_errors()
@@ -326,6 +334,15 @@ def export_tensorrt(
     record_engine(model_dir, manifest, record)
     report(f"wrote {plan} ({record.bytes:,} bytes)")
     return record
+
+
+def _variant_file(manifest: ModelManifest, variant: str) -> str:
+    if variant not in manifest.variants:
+        raise ExportError(
+            f"the model directory has no {variant} ONNX variant (has {', '.join(manifest.variants)}); TensorRT 11 "
+            f"builds an {variant} engine from it: re-export with `extract-trt export onnx … --{variant}`"
+        )
+    return manifest.variant(variant).file
 
 
 def record_engine(model_dir: Path, manifest: ModelManifest, record: EngineRecord) -> None:
@@ -371,7 +388,7 @@ def export_ort_ep_context(
     manifest = load_manifest(model_dir)
     profiles = sample_profiles(model_dir, manifest, options)
     onnx_path = write_qdq_int8(model_dir, manifest, profiles) if options.precision == "int8" else model_dir / manifest.variant("fp32").file
-    check_tensorrt_compat(onnx_path).raise_for_errors()
+    check_tensorrt_compat(onnx_path).raise_for_errors()  # ORT's TensorRT EP keeps its own precision flags
     provider = ort_tensorrt_options(model_dir, options, profiles)
     session = ort.InferenceSession(str(onnx_path), providers=[("TensorrtExecutionProvider", provider)])
     if session.get_providers()[0] != "TensorrtExecutionProvider":
@@ -407,22 +424,22 @@ def build_engine(
     workspace_bytes: int,
     timing_cache: Path,
 ) -> None:
-    """TensorRT 10: parse ``onnx_path``, configure precision/workspace/profiles/timing cache, write the
-    serialized engine to ``plan_path`` and the updated timing cache back to ``timing_cache``."""
+    """TensorRT 10.x/11.x: parse ``onnx_path``, configure precision/workspace/profiles/timing cache, write the
+    serialized engine to ``plan_path`` and the updated timing cache back to ``timing_cache``. On 11.x no
+    precision flag exists: ``onnx_path`` must already carry the precision (:func:`~.trt_api.engine_source`)."""
     trt = import_tensorrt()
     logger = trt.Logger(trt.Logger.WARNING)
     trt.init_libnvinfer_plugins(logger, "")  # ScatterElements with reduction is a plugin layer
     builder = trt.Builder(logger)
-    network = builder.create_network(0)  # explicit batch is the only mode in TensorRT 10
+    network = builder.create_network(0)  # explicit batch is the only mode since 10; strongly typed always on 11
     parser = trt.OnnxParser(network, logger)
     if not parser.parse_from_file(str(onnx_path)):
         errors = "\n  ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
         raise ExportError(f"TensorRT's ONNX parser rejected {onnx_path.name}:\n  {errors}")
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, workspace_bytes)
-    flags = {"fp16": [trt.BuilderFlag.FP16], "bf16": [trt.BuilderFlag.BF16], "int8": [trt.BuilderFlag.INT8, trt.BuilderFlag.FP16]}
-    for flag in flags[precision]:
-        config.set_flag(flag)
+    for flag in builder_flag_names(trt.__version__, precision):  # none on 11.x
+        config.set_flag(getattr(trt.BuilderFlag, flag))
     cache = config.create_timing_cache(timing_cache.read_bytes() if timing_cache.is_file() else b"")
     config.set_timing_cache(cache, ignore_mismatch=False)
     for profile in profiles:

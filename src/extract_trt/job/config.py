@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from extract_trt.runtime.errors import ExtractError, LabelerError
 from extract_trt.runtime.io import DEFAULT_MAX_BYTES
-from extract_trt.runtime.labelers import Labeler, get_labeler
+from extract_trt.runtime.labelers import Labeler, get_labeler, is_cascade_spec
 from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 from extract_trt.runtime.types import Labels, PageBlocks
 
@@ -71,7 +71,7 @@ class NamedLabeler:
     @staticmethod
     def _is_factory(spec: str) -> bool:
         module, sep, attr = spec.partition(":")
-        return bool(sep and module and attr) and not os.path.exists(spec)
+        return bool(sep and module and attr) and not os.path.exists(spec) and not is_cascade_spec(spec)
 
     def build(self) -> Labeler:
         """The labeler itself (built once per process).

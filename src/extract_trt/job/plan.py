@@ -104,7 +104,8 @@ def output_name(input_path: str, taken: set[str]) -> str:
 
 
 def plan_job(config: JobConfig) -> JobPlan:
-    """Resolve the inputs, reconcile them with the manifest in ``config.output_dir``, write the manifest.
+    """Resolve the inputs, reconcile them with the manifest in ``config.output_dir``, write the manifest
+    (only when it changes: a rerun with every shard done leaves it as it was).
 
     Call it while holding :class:`JobLock` on the output directory.
 
@@ -123,13 +124,14 @@ def plan_job(config: JobConfig) -> JobPlan:
             changed = sorted(k for k in {*settings, *previous.config} if settings.get(k) != previous.config.get(k))
             raise JobConfigError(
                 f"{out_dir} holds a job written with other settings (changed: {', '.join(changed)}); use another "
-                "output directory, or overwrite to delete its shards and start over"
+                "output directory, or pass --overwrite (JobConfig(overwrite=True)) to delete its shards and start over"
             )
         for entry in previous.shards:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(out_dir, entry.output))
         previous = None
     manifest = previous or Manifest(config_hash, settings)
+    before = previous.as_dict() if previous is not None else None  # a rerun that changes nothing writes nothing
     _remove_temp_files(out_dir)
 
     entries = {entry.input: entry for entry in manifest.shards}
@@ -149,7 +151,8 @@ def plan_job(config: JobConfig) -> JobPlan:
         if not (_is_complete(out_dir, entry) and entry.input_bytes == size):
             entry.reset(size)
             pending.append(shard)
-    manifest.save(manifest_path)
+    if manifest.as_dict() != before:
+        manifest.save(manifest_path)
     return JobPlan(out_dir, manifest_path, manifest, shards, pending)
 
 

@@ -9,7 +9,10 @@ Dataset: one item per pending shard → **read** (CPU tasks, :func:`~extract_trt
   ``num_gpus=gpus_per_actor``) → **finish** (CPU tasks: decode + simplify again, check that the blocks are
   the ones labelled, reconstruct, convert). The DOM tree of a page is several times its HTML and deeply
   nested (pickling it costs about as much as simplifying again and fails on deep pages), so it is
-  rebuilt rather than shipped; the GPU actors only ever see blocks.
+  rebuilt rather than shipped; the GPU actors only ever see blocks. With a cascade labeler
+  (``cascade:BIG``) the prepare tasks also run the small model and choose the pages for BIG
+  (:meth:`~extract_trt.runtime.labelers.cascade.CascadeLabeler.route`, ranked within each CPU batch); the
+  actors run BIG on those pages only and pass the small model's labels of the others through.
 * ``fused`` — one actor pool runs the whole extraction (each page simplified once; best without GPUs).
 
 Every stage turns a per-record failure into that record's ``error``; nothing a page does fails a task.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +39,8 @@ from extract_trt.job.readers import iter_shard
 from extract_trt.runtime.batch import extract_records
 from extract_trt.runtime.errors import ExtractError, LabelerError
 from extract_trt.runtime.extractor import Extractor, PreparedPage, Result
+from extract_trt.runtime.labelers import get_labeler, is_cascade_spec
+from extract_trt.runtime.labelers.cascade import CascadeLabeler
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["run_ray"]
@@ -144,8 +150,10 @@ def _build_dataset(ray: Any, config: JobConfig, opts: RayOptions, shards: list[S
         "concurrency": opts.cpu_tasks,
         "fn_kwargs": {"extractor_kwargs": {**config.extractor_kwargs(), "labeler": _ActorsLabel(profile)}},
     }
-    dataset = dataset.map_batches(_prepare, **cpu_stage)
-    dataset = dataset.map_batches(_LabelActor, **actors)
+    cascade = is_cascade_spec(config.labeler)
+    prepare_stage = {**cpu_stage, "fn_kwargs": {**cpu_stage["fn_kwargs"], "router": config.labeler if cascade else None}}
+    dataset = dataset.map_batches(_prepare, **prepare_stage)
+    dataset = dataset.map_batches(_CascadeLabelActor if cascade else _LabelActor, **actors)
     return dataset.map_batches(_finish, **cpu_stage)
 
 
@@ -216,12 +224,26 @@ def _blocks_digest(page: PageBlocks) -> str:
     return hashlib.blake2b("\x1f".join(b.html for b in page.blocks).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any]) -> pa.Table:
+_ROUTERS: dict[str, CascadeLabeler] = {}  # per worker process: the model loaded once, the budget's remainder kept
+
+
+def _router(spec: str) -> CascadeLabeler:
+    if spec not in _ROUTERS:
+        router = get_labeler(spec)
+        if not isinstance(router, CascadeLabeler):
+            raise JobConfigError(f"{spec!r} is not a cascade")
+        _ROUTERS[spec] = router
+    return _ROUTERS[spec]
+
+
+def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any], router: str | None = None) -> pa.Table:
     """Split stage 1: decode + simplify; adds ``blocks`` (the pickled result so far and the blocks without
-    the DOM tree) and ``digest``."""
+    the DOM tree) and ``digest``; with a cascade ``router`` spec also ``small_labels`` (pickled) and
+    ``routed`` (the page goes to the big model)."""
     extractor = Extractor(**extractor_kwargs)
     blobs: list[bytes | None] = []
     digests: list[str | None] = []
+    prepared: dict[int, PageBlocks] = {}
     errors = table.column("error").to_pylist()
     for i, (_meta, record) in enumerate(_unpack(table)):
         blob = digest = None
@@ -233,10 +255,28 @@ def _prepare(table: pa.Table, extractor_kwargs: dict[str, Any]) -> pa.Table:
                 blocks = PageBlocks(page.blocks.simplified_html, page.blocks.blocks, None)  # no DOM tree
                 blob = pickle.dumps((page.result, blocks), protocol=5)
                 digest = _blocks_digest(page.blocks)
+                prepared[i] = page.blocks
         blobs.append(blob)
         digests.append(digest)
     table = table.set_column(table.schema.get_field_index("error"), "error", pa.array(errors, pa.string()))
-    return table.append_column("blocks", pa.array(blobs, pa.binary())).append_column("digest", pa.array(digests, pa.string()))
+    table = table.append_column("blocks", pa.array(blobs, pa.binary())).append_column("digest", pa.array(digests, pa.string()))
+    if router is None:
+        return table
+    small: list[bytes | None] = [None] * len(blobs)
+    routed = [False] * len(blobs)
+    if prepared:
+        try:
+            labels, chosen = _router(router).route(list(prepared.values()))
+        except Exception as exc:  # the small model failing on the batch: every page's error, none lost
+            for i in prepared:
+                errors[i] = f"{LabelerError.__name__}: cascade routing failed: {type(exc).__name__}: {exc}"
+            return table.set_column(table.schema.get_field_index("error"), "error", pa.array(errors, pa.string()))
+        rows = list(prepared)
+        for i, page_labels in zip(rows, labels):
+            small[i] = pickle.dumps(page_labels, protocol=5)
+        for k in chosen:
+            routed[rows[k]] = True
+    return table.append_column("small_labels", pa.array(small, pa.binary())).append_column("routed", pa.array(routed, pa.bool_()))
 
 
 class _LabelActor:
@@ -264,6 +304,34 @@ class _LabelActor:
             table.append_column("error", pa.array(errors, pa.string()))
             .append_column("labels", pa.array(labels, pa.binary()))
             .append_column("label_seconds", pa.array(seconds, pa.float64()))
+        )
+
+
+class _CascadeLabelActor:
+    """Split stage 2 of a cascade: the big model on the routed pages, the small model's labels (from
+    :func:`_prepare`) passed through for the others; replaces ``blocks`` by ``labels``."""
+
+    def __init__(self, extractor_kwargs: dict[str, Any]) -> None:
+        self.cascade = extractor_kwargs["labeler"].build()  # load the big model once, when the actor starts
+        if not isinstance(self.cascade, CascadeLabeler):
+            raise JobConfigError(f"{extractor_kwargs['labeler'].spec!r} is not a cascade")
+
+    def __call__(self, table: pa.Table) -> pa.Table:
+        blobs = table.column("blocks").to_pylist()
+        labels = table.column("small_labels").to_pylist()
+        routed = [i for i, flag in enumerate(table.column("routed").to_pylist()) if flag and blobs[i] is not None]
+        seconds: list[float | None] = [None] * len(blobs)
+        if routed:
+            pages = [pickle.loads(blobs[i])[1] for i in routed]
+            t0 = time.perf_counter()
+            decided = self.cascade.label_routed(pages, [pickle.loads(labels[i]) for i in routed])
+            per_page = (time.perf_counter() - t0) / len(routed)
+            for i, page_labels in zip(routed, decided):
+                labels[i] = pickle.dumps(page_labels, protocol=5)
+                seconds[i] = per_page
+        table = table.drop_columns(["blocks", "small_labels", "routed"])
+        return table.append_column("labels", pa.array(labels, pa.binary())).append_column(
+            "label_seconds", pa.array(seconds, pa.float64())
         )
 
 

@@ -48,9 +48,12 @@ def run_job(
         InputFormatError: the inputs name no shard files.
         JobConfigError: the output directory holds a job with other output settings (see ``overwrite``).
         JobError: another run holds the directory, or the manifest is unreadable.
+        ImportError: Ray mode without Ray installed (nothing is written then).
         OSError: the output cannot be written.
     """
     start = time.monotonic()
+    if config.ray is not None:  # before the output directory and its manifest are made
+        import ray.data  # noqa: F401 - ImportError: the `scale` extra is not installed
     with JobLock(config.output_dir):
         plan = plan_job(config)
         entries = {entry.input: entry for entry in plan.manifest.shards}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import signal
 import time
 from collections import deque
@@ -41,13 +42,47 @@ from extract_trt.runtime.errors import TimeBudgetExceededError, WorkerCrashError
 from extract_trt.runtime.extractor import Extractor, Result
 from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
-__all__ = ["default_page_timeout", "extract_records", "run"]
+__all__ = ["auto_workers", "available_cpus", "default_page_timeout", "extract_records", "parse_workers", "run"]
 
 CHUNK_PAGES = 16  # records per message to a worker when no batch_size is given
 _IN_FLIGHT_PER_WORKER = 4
 _START_FAILURES = 3  # consecutive workers dying before they are ready: the pool gives up
 _START_TIMEOUT = 600.0  # seconds a worker may take to build its Extractor (model loading)
 _PAGE_TIMEOUT_FACTOR = 3
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (affinity and cgroup cpusets respected where the OS says)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def parse_workers(spec: str) -> int | None:
+    """A ``--workers`` value: a number >= 1, or ``None`` for ``auto``.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if spec.strip().lower() == "auto":
+        return None
+    try:
+        n = int(spec)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"--workers {spec!r}: give a number >= 1 or auto")
+    return n
+
+
+def auto_workers(pages: int, chunk: int = CHUNK_PAGES, cpus: int | None = None) -> int:
+    """``--workers auto``: one worker process per available CPU, but no more than there are chunks of
+    ``chunk`` pages among ``pages`` (count them up to ``cpus × chunk``; more do not change the answer), and
+    1 (in this process, no start-up) for a single chunk."""
+    cpus = available_cpus() if cpus is None else cpus
+    chunks = -(-max(pages, 0) // max(1, chunk))
+    return max(1, min(cpus, chunks))
 
 
 def extract_records(extractor: Extractor, records: Iterable[dict[str, Any]]) -> Iterator[Result]:

@@ -24,7 +24,11 @@ _SHELL_TAIL = "</body></html>"
 
 
 def block_strings(page: PageBlocks) -> list[str]:
-    """The per-block strings the encoder reads (Pulpie's ``extract_blocks`` on the simplified HTML)."""
+    """The per-block strings a Pulpie-format encoder reads, one per block in order: Pulpie's
+    ``extract_blocks`` on the simplified HTML. Each is the block's ``html``, except that the last one ends
+    with the page shell's ``</body></html>`` — feed these, not ``[b.html for b in page.blocks]``, to a model
+    trained on Pulpie's blocks. The encoder labeler and the roofline's token counts use this function.
+    Public as ``extract_trt.block_strings``."""
     texts = [b.html for b in page.blocks]
     if texts:
         texts[-1] += _SHELL_TAIL

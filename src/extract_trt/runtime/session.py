@@ -44,6 +44,10 @@ GPU_PROVIDERS = frozenset({"TensorrtExecutionProvider", "CUDAExecutionProvider"}
 Shapes = Mapping[str, Sequence[int]]
 
 
+#: How to allow a CPU fallback, from Python and from the command line (the error is raised in both).
+_FALLBACK_HINT = "CPU fallback (SessionConfig(allow_cpu_fallback=True); CLI: --allow-cpu-fallback)"
+
+
 class ProviderUnavailableError(ExtractError):
     """A requested execution provider is not available (and CPU fallback was not allowed)."""
 
@@ -176,8 +180,8 @@ def resolve_providers(
     if missing_gpu and not allow_cpu_fallback:
         raise ProviderUnavailableError(
             f"execution provider(s) {', '.join(missing_gpu)} not available in this onnxruntime build "
-            f"(available: {', '.join(available)}); install onnxruntime-gpu with CUDA/TensorRT, or pass "
-            "--allow-cpu-fallback to run on CPU"
+            f"(available: {', '.join(available)}); install onnxruntime-gpu with CUDA/TensorRT, or allow "
+            f"{_FALLBACK_HINT} to run on CPU"
         )
     if "CPUExecutionProvider" not in chosen:
         chosen.append("CPUExecutionProvider")  # ORT needs it for nodes a GPU provider cannot take
@@ -211,7 +215,8 @@ def create_session(model_path: str | Path, config: SessionConfig | None = None) 
         if not (config.allow_cpu_fallback or config.providers == "auto"):
             raise ProviderUnavailableError(
                 f"onnxruntime could not start {', '.join(dropped)} (session runs on {', '.join(in_use)}); "
-                "check the CUDA/cuDNN/TensorRT libraries, or pass --allow-cpu-fallback"
+                "check the CUDA/cuDNN/TensorRT libraries, or allow "
+                f"{_FALLBACK_HINT}"
             )
         log.warning("onnxruntime dropped %s; running on %s", ", ".join(dropped), ", ".join(in_use))
         fell_back = True

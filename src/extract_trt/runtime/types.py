@@ -17,6 +17,9 @@ class Block:
 
     ``html`` is the cleaned, truncated fragment carrying ``_item_id`` — byte-identical to the block in
     the reference simplified HTML. The other fields are cheap features computed from the same fragment.
+    It is not quite what a Pulpie-format model reads: those strings are
+    :func:`extract_trt.block_strings` ``(page)`` (the last block followed by the page shell's
+    ``</body></html>``, as the reference's ``extract_blocks`` cuts them).
     """
 
     item_id: int

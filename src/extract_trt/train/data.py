@@ -33,7 +33,7 @@ from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
 __all__ = [
     "Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "in_share", "read_jsonl", "shared_vocabulary",
-    "split_of",
+    "split_of", "split_of_name",
 ]  # fmt: skip
 
 SPLIT_MODULUS = 5
@@ -54,6 +54,11 @@ class Example:
     features: BlockFeatures
     labels: np.ndarray  # int8 [n_blocks]
     weights: np.ndarray  # float32 [n_blocks]; 0 where the label is IGNORE
+    targets: np.ndarray | None = None  # float32 [n_blocks] soft targets (a teacher's p(main)); None: labels == 1
+
+    def target(self) -> np.ndarray:
+        """What the loss pulls p(main) towards: the soft targets, else 1.0 for main and 0.0 for other."""
+        return self.targets if self.targets is not None else (self.labels == 1).astype(np.float32)
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict]:
@@ -73,7 +78,12 @@ def split_of(url: str) -> str:
     One domain in :data:`SPLIT_MODULUS` is validation (reported, never trained or tuned on), one is tune
     (threshold and hyper-parameters), the rest train.
     """
-    bucket = zlib.crc32(domain(url).encode()) % SPLIT_MODULUS
+    return split_of_name(domain(url))
+
+
+def split_of_name(name: str) -> str:
+    """:func:`split_of` for a domain name (or another grouping key, e.g. a page without URL's file name)."""
+    bucket = zlib.crc32(name.encode()) % SPLIT_MODULUS
     return "validation" if bucket == 0 else "tune" if bucket == 1 else "train"
 
 

@@ -45,6 +45,19 @@ above, under their licences.
 
 """
 
+def _teacher(teacher: dict[str, Any] | None) -> str:
+    if not teacher:
+        return ""
+    soft = (f"soft targets (the teacher's p(main)) on {teacher['soft_label_pages']} of them"
+            if teacher.get("soft_label_pages") else "hard labels (its text aligned to blocks)")  # fmt: skip
+    mixed = " together with the human-labelled sets above" if teacher.get("mixed_with_human_labels") else ""
+    return (
+        f"\nDistilled (`extract-trt train --teacher`): teacher `{teacher['name']}` (`{teacher['spec']}`) labelled "
+        f"{teacher['labelled_pages']} pages of {', '.join(f'`{p}`' for p in teacher['pages'])} "
+        f"({teacher.get('failed_pages', 0)} failed); {soft}; trained{mixed}. Tune and validation figures below are "
+        "agreement with the teacher's labels on the tune and validation domains of those pages.\n"
+    )
+
 
 def render_model_card(manifest: dict[str, Any]) -> str:
     m, t, v = manifest["model"], manifest["training"], manifest["validation"]
@@ -68,6 +81,7 @@ def render_model_card(manifest: dict[str, Any]) -> str:
         if {"precision", "recall"} <= set(thresholds)
         else ""
     )
+    teacher = _teacher(manifest.get("teacher"))
     return f"""# extract-trt built-in block model
 
 A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
@@ -76,7 +90,7 @@ Blocks: simplifier profile `{simplifier}`{_WITH_HIDDEN if simplifier == MINERU_V
 
 ## Data and licences
 {data}
-
+{teacher}
 Split: by domain, CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} pages, reported only),
 == 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages{share}). The validation page ids are listed in `block-model.json`. The licences (CC-BY-4.0,
 Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the attribution above.

@@ -56,6 +56,7 @@ class TrainConfig:
     refit: bool = True  # after picking the threshold on tune, train again on train + tune and ship that
     max_pages: int | None = None  # per dataset; small runs for tests
     train_share: float = 1.0  # < 1: train on this stable share of the training domains (a learning curve)
+    primary: str = PRIMARY  # the dataset whose tune pages report progress and choose the thresholds
 
 
 def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
@@ -64,17 +65,17 @@ def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
 
 def _crop(example: Example, rng: random.Random, token_dropout: float) -> tuple[BlockFeatures, np.ndarray, np.ndarray]:
     """A random window of ``CROP`` blocks of a long page, with a random ``token_dropout`` share of its
-    hashed ids left out (so no single string decides a block)."""
-    features, labels, weights = example.features, example.labels, example.weights
+    hashed ids left out (so no single string decides a block): features, targets, weights."""
+    features, targets, weights = example.features, example.target(), example.weights
     n = features.n_blocks
     if n > CROP:
         start = rng.randrange(0, n - CROP + 1)
         features = features.window(start, start + CROP)
-        labels, weights = labels[start : start + CROP], weights[start : start + CROP]
+        targets, weights = targets[start : start + CROP], weights[start : start + CROP]
     if token_dropout > 0:
         keep = np.random.default_rng(rng.getrandbits(32)).random(len(features.ids)) >= token_dropout
         features = features.keep_ids(keep)
-    return features, labels, weights
+    return features, targets, weights
 
 
 def predict(model: BlockModel, features: BlockFeatures, window: int = WINDOW, overlap: int = OVERLAP) -> np.ndarray:
@@ -156,7 +157,7 @@ def fit(
     )
     shipped = ema.module if ema is not None else model
     rng = random.Random(cfg.seed)
-    primary = [e for e in tune if e.dataset == PRIMARY]
+    primary = [e for e in tune if e.dataset == cfg.primary]
     total_weight = max(1.0, sum(float(e.weights.sum()) for e in train))
     history = []
     for epoch in range(cfg.epochs):
@@ -171,9 +172,9 @@ def fit(
             for ex in batch:
                 # per page: every page counts the same, as in the page-averaged metrics
                 weight_sum = (float(ex.weights.sum()) or 1.0) * len(batch) if cfg.page_normalized else batch_weight
-                features, labels, weights = _crop(ex, rng, cfg.token_dropout)
+                features, targets, weights = _crop(ex, rng, cfg.token_dropout)
                 logits = model(*_tensors(features))
-                target = torch.from_numpy((labels == 1).astype(np.float32))
+                target = torch.from_numpy(targets)
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(
                     logits, target, weight=torch.from_numpy(weights), reduction="sum"
                 ) / weight_sum
@@ -198,11 +199,17 @@ def train_block_model(
     out_dir: str | Path,
     config: TrainConfig | None = None,
     log: Callable[[str], None] = print,
+    examples: Sequence[Example] | None = None,
+    describe: dict | None = None,
 ) -> dict:
-    """Train, export and describe the block model; returns the manifest written to ``out_dir``."""
+    """Train, export and describe the block model; returns the manifest written to ``out_dir``.
+
+    ``examples``: train on these instead of the shared sets of ``data_dir`` (a teacher's labels,
+    :mod:`extract_trt.train.distill`); ``describe``: extra manifest entries (``teacher``, ``datasets``).
+    """
     cfg = config or TrainConfig()
     started = time.perf_counter()
-    examples = load_examples(data_dir, cfg.max_pages)
+    examples = list(examples) if examples is not None else load_examples(data_dir, cfg.max_pages)
     parts = {split: [e for e in examples if e.split == split] for split in ("train", "tune", "validation")}
     train, tune, val = parts["train"], parts["tune"], parts["validation"]
     if cfg.train_share < 1.0:  # tune and validation stay whole, so the figures compare with the full recipe's
@@ -214,7 +221,7 @@ def train_block_model(
     seen_train, seen_tune = in_vocabulary(train, vocabulary), in_vocabulary(tune, vocabulary)
     model, history = fit(seen_train, seen_tune, cfg, log)
 
-    primary_tune = [e for e in seen_tune if e.dataset == PRIMARY] or seen_train
+    primary_tune = [e for e in seen_tune if e.dataset == cfg.primary] or seen_train
     tune_probs = [predict(model, e.features) for e in primary_tune]
     thresholds = {favor: _best_threshold(primary_tune, tune_probs, beta) for favor, beta in FAVOR_BETAS.items()}
     threshold = thresholds["balanced"]
@@ -244,7 +251,8 @@ def train_block_model(
         "simplifier": SIMPLIFIER.name,
         "files": files,
         "model": cfg.model.as_dict(),
-        "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"}, "datasets": list(DATASETS),
+        "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"},
+                     "datasets": (describe or {}).get("datasets", list(DATASETS)),
                      "train_pages": len(train), "tune_pages": len(tune), "validation_pages": len(val),
                      "vocabulary_ids": len(vocabulary),
                      "history": history, "tune_block_f1": round(tune_f1, 4),
@@ -252,11 +260,13 @@ def train_block_model(
         # the pages that chose the threshold (and, scored by `extract-trt eval --ids`, compare recipes)
         "tune": {"ids": sorted(e.id for e in tune)},
         "validation": {
-            "block_f1": per_set.get(f"block_f1_{PRIMARY}", 0.0),
+            "block_f1": per_set.get(f"block_f1_{cfg.primary}"),  # None: no validation pages
             **per_set,
             "ids": sorted(e.id for e in val),
         },
     }
+    if describe and "teacher" in describe:
+        manifest["teacher"] = describe["teacher"]
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     (out / MODEL_CARD).write_text(render_model_card(manifest), encoding="utf-8")
     log(f"wrote {out} (threshold {threshold}, validation block F1 {manifest['validation']['block_f1']})")

@@ -44,16 +44,36 @@ def default_labeler(favor: str = "balanced") -> Labeler:
 
 
 LABELER_NAMES = ("default", "block-model", "block-model-precision", "block-model-recall", "heuristic", "annotation")
+DEFAULT_CASCADE_BUDGET = 0.2  # share of pages a `cascade:BIG` spec sends to BIG when it names no budget
+
+
+def is_cascade_spec(spec: str) -> bool:
+    """Whether ``spec`` names a cascade (``cascade:BIG``, ``cascade@BUDGET:BIG``, ``cascade@uTHRESHOLD:BIG``)."""
+    return spec.startswith(("cascade:", "cascade@"))
+
+
+def with_budget(spec: str, budget: float) -> str:
+    """The cascade ``spec`` with its budget set to ``budget`` (``--budget`` of the CLI); a spec, not an
+    object, so that worker processes and Ray actors can build it. Raises :class:`LabelerError` for a spec
+    that is not a cascade."""
+    if not is_cascade_spec(spec):
+        raise LabelerError(f"a budget is for a cascade labeler (cascade:BIG), not {spec!r}")
+    return f"cascade@{budget:g}:{spec.partition(':')[2]}"
 
 
 def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
-    """A labeler by name (:data:`LABELER_NAMES`) or by the path of a model directory.
+    """A labeler by name (:data:`LABELER_NAMES`), by the path of a model directory, or a cascade
+    ``cascade[@BUDGET]:BIG`` (the default labeler on every page, BIG — a name or directory — on the
+    ``BUDGET`` share of pages it is least sure of; :class:`~extract_trt.runtime.labelers.cascade.CascadeLabeler`)
+    or ``cascade@uTHRESHOLD:BIG`` (BIG on every page whose uncertainty reaches ``THRESHOLD``).
 
     ``session`` (execution providers, CPU fallback, threads) applies to exported encoder directories
     (``extract-trt.json``). Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
     """
     from pathlib import Path
 
+    if is_cascade_spec(spec):
+        return _cascade(spec, session)
     if spec in ("default", "block-model"):
         return default_labeler()
     if spec in ("block-model-precision", "block-model-recall"):  # the shipped model's other thresholds
@@ -85,3 +105,21 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
 
         return BlockModelLabeler(spec)
     raise LabelerError(f"unknown labeler {spec!r}: use one of {', '.join(LABELER_NAMES)} or a model directory")
+
+
+def _cascade(spec: str, session: SessionConfig | None) -> Labeler:
+    from extract_trt.runtime.labelers.cascade import CascadeLabeler
+
+    head, sep, big = spec.partition(":")
+    if not sep or not big:
+        raise LabelerError(f"a cascade spec is cascade[@BUDGET]:BIG, got {spec!r}")
+    if head == "cascade":
+        return CascadeLabeler(default_labeler(), get_labeler(big, session), budget=DEFAULT_CASCADE_BUDGET)
+    value = head.removeprefix("cascade@")
+    try:
+        number = float(value.removeprefix("u"))
+    except ValueError:
+        raise LabelerError(f"{spec!r}: use cascade@BUDGET:BIG (cascade@0.2:BIG) or cascade@uTHRESHOLD:BIG") from None
+    if value.startswith("u"):  # a page uncertainty threshold instead of a share of pages
+        return CascadeLabeler(default_labeler(), get_labeler(big, session), threshold=number)
+    return CascadeLabeler(default_labeler(), get_labeler(big, session), budget=number)

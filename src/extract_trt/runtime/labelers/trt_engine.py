@@ -14,7 +14,8 @@ count and are received through an ``IOutputAllocator``.
 Before deserializing, the manifest's engine record is checked against this GPU and this TensorRT
 (:func:`~extract_trt.export.trt_engine.check_engine_compatible`): a wrong compute capability or
 TensorRT release is an :class:`~extract_trt.export.trt_engine.EngineMismatchError`, not a crash.
-GPU-only code: written against the TensorRT 10 Python API, not run in CI (no GPU there).
+GPU-only code: written against the TensorRT 10.x/11.x Python API (the runtime calls are the same on both; see
+:mod:`~extract_trt.export.trt_api`), not run in CI (no GPU there).
 """
 
 from __future__ import annotations
