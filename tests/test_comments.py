@@ -108,6 +108,15 @@ def test_reviews_and_comment_counts_are_not_comments(with_comments: Extractor) -
     assert "comment" not in teaser.labels and ARTICLE_SENTENCE in teaser.text
 
 
+def test_trafilatura_style_include_comments() -> None:
+    import extract_trt
+
+    plain = extract_trt.extract(ARTICLE_WITH_COMMENTS)
+    full = extract_trt.extract(ARTICLE_WITH_COMMENTS, include_comments=True, output_format="markdown")
+    assert plain is not None and ARTICLE_SENTENCE in plain and COMMENT_SENTENCE not in plain
+    assert full is not None and full.index(ARTICLE_SENTENCE) < full.index(COMMENT_SENTENCE)
+
+
 def test_cli_extract_comments(tmp_path: Path) -> None:
     page = tmp_path / "post.html"
     page.write_text(ARTICLE_WITH_COMMENTS, encoding="utf-8")
