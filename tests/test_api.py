@@ -42,7 +42,6 @@ def test_nothing_to_extract_is_none_as_in_trafilatura() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"include_comments": True}, NotImplementedError, "comments are not extracted yet"),
         ({"output_format": "xml"}, ValueError, "txt, markdown, json, html"),
         ({"favor_precision": True, "favor_recall": True}, ValueError, "exclude each other"),
         ({"favor_recall": True, "labeler": "heuristic"}, ValueError, "not with labeler"),

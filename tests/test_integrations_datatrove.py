@@ -63,9 +63,7 @@ def test_jsonl_pages_that_fail_are_dropped_and_counted(tmp_path):
     assert counts["clean_error"] == 2  # empty input and over max_bytes: error records, not exceptions
 
 
-def test_step_rejects_comments_and_extracts_one_page_directly():
-    with pytest.raises(NotImplementedError, match="comments"):
-        ExtractTrt(include_comments=True)
+def test_step_extracts_one_page_directly():
     html = real_pages(1)[0]["html"]
     assert ExtractTrt().extract(html) == Extractor(labeler="block-model-precision", output="text").extract(html).text
     assert ExtractTrt().extract("") == ""

@@ -40,9 +40,8 @@ def extract(
     Args:
         html: the page (str, or bytes decoded by the charset rules of :mod:`extract_trt.runtime.decode`).
         url: the page's URL (kept in JSON output and metadata).
-        include_comments: reader comments are not extracted yet, so only ``False`` is accepted (trafilatura's
-            default is ``True``); ``True`` raises :class:`NotImplementedError` rather than silently
-            returning a page without its comments.
+        include_comments: add the page's reader comments after the main content (trafilatura's default is
+            ``True``; ours, like corpus pipelines, ``False``); see :mod:`extract_trt.runtime.comments`.
         favor_precision / favor_recall: the built-in model's precision (F0.5) or recall (F2) threshold
             (``block-model-precision`` / ``block-model-recall``); at most one of them.
         with_metadata: add the page metadata — a ``---`` front-matter header for ``txt``/``markdown``,
@@ -52,22 +51,19 @@ def extract(
     Raises:
         ValueError: an output format trafilatura has but this does not (``xml``, ``xmltei``, ``csv``,
             ``python``), or conflicting options.
-        NotImplementedError: ``include_comments=True``.
     """
     if output_format not in _OUTPUTS:
         raise ValueError(f"output_format {output_format!r} is not supported; use one of {', '.join(_OUTPUTS)}")
-    if include_comments:
-        raise NotImplementedError(
-            "include_comments=True: reader comments are not extracted yet; pass include_comments=False "
-            "(what corpus pipelines use)"
-        )
-    result = process_extractor(
-        _labeler_name(labeler, favor_precision, favor_recall), output=(_OUTPUTS[output_format],), metadata=with_metadata
-    ).extract(html, url=url)
-    if result.error is not None or not result.content(_OUTPUTS[output_format]).strip():
+    fmt = _OUTPUTS[output_format]
+    extractor = process_extractor(
+        _labeler_name(labeler, favor_precision, favor_recall), output=(fmt,), comments=include_comments,
+        metadata=with_metadata,
+    )  # fmt: skip
+    result = extractor.extract(html, url=url)
+    if result.error is not None or not result.content(fmt, comments=include_comments).strip():
         return None
     metadata = metadata_dict(result) if with_metadata else None
-    return _render(result, output_format, metadata)
+    return _render(result, output_format, metadata, include_comments)
 
 
 def _labeler_name(labeler: str | None, favor_precision: bool, favor_recall: bool) -> str:
@@ -84,8 +80,8 @@ def _labeler_name(labeler: str | None, favor_precision: bool, favor_recall: bool
     return "block-model"
 
 
-def _render(result: Result, output_format: str, metadata: dict[str, Any] | None) -> str:
-    content = result.content(_OUTPUTS[output_format])
+def _render(result: Result, output_format: str, metadata: dict[str, Any] | None, comments: bool = False) -> str:
+    content = result.content(_OUTPUTS[output_format], comments=comments)
     if output_format == "json":
         return json.dumps({"url": result.url, "text": content, **(metadata or {})}, ensure_ascii=False)
     if not metadata:

@@ -99,6 +99,16 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
+    comments: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--comments/--no-comments",
+            help="Score reader comments after the main content (--comments) or without them (--no-comments), for ours "
+            "and the peers with a switch for them (trafilatura, resiliparse). Default: each one's own (ours without, "
+            "trafilatura with).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Score main-content extractors on labeled pages: WCXB word F1, WebMainBench ROUGE-5 (jieba),
     Pulpie ROUGE-5 (whitespace), snippet rates; breakdowns by page type, level and language; speed."""
@@ -131,6 +141,7 @@ def eval_command(
             dataset=str(dataset),
             keep_text=save_text,
             on_page=lambda record, rows: bar.update(next((r for r in rows if r.error), rows[0] if rows else None)),
+            comments=comments,
         )
     except (ExtractError, ValueError, PeerUnavailable, OSError) as exc:
         raise _fail(str(exc)) from exc

@@ -163,6 +163,14 @@ def extract(
         bool,
         typer.Option("--allow-cpu-fallback", help="Run on CPU when a requested GPU provider is missing or fails to start."),
     ] = False,
+    comments: Annotated[
+        bool,
+        typer.Option(
+            "--comments/--no-comments",
+            help="Also extract reader comments (blog/article comment sections): a 'comments' field in JSONL "
+            "records, after the main content in single-page and per-file output. Either way they are not main content.",
+        ),
+    ] = False,
     links: Annotated[bool, typer.Option("--links/--no-links", help="Keep hyperlinks in Markdown output.")] = True,
     images: Annotated[bool, typer.Option("--images/--no-images", help="Keep images in Markdown output.")] = True,
     html_field: Annotated[
@@ -284,6 +292,7 @@ def extract(
         "keep_markup": keep_markup,
         "metadata": metadata,
         "item_ids": item_ids,
+        "comments": comments,
     }
     show_progress = sys.stderr.isatty() if progress is None else progress
     _run(stream, resolved, output, fmt_name, single, n_workers, kwargs, show_progress, front_matter)
@@ -391,7 +400,7 @@ class _SingleWriter:
         if self.fmt == "json":
             data = json.dumps(result_record(result, "json"), ensure_ascii=False, indent=2) + "\n"
         else:
-            data = result.content(self.fmt)
+            data = result.content(self.fmt, comments=True)  # the comments follow when extracted
         if result.error is not None:
             typer.echo(f"extract-trt: {result.id}: {result.error}", err=True)
             if self.fmt != "json":

@@ -89,6 +89,9 @@ def run_job_command(
     outputs: Annotated[
         str, typer.Option("--outputs", help="Conversions besides main_html: 'markdown,text', 'markdown', 'text' or 'none'.")
     ] = "markdown,text",
+    comments: Annotated[
+        bool, typer.Option("--comments/--no-comments", help="Also extract reader comments (the 'comments' column).")
+    ] = False,
     links: Annotated[bool, typer.Option("--links/--no-links", help="Keep hyperlinks in Markdown.")] = True,
     images: Annotated[bool, typer.Option("--images/--no-images", help="Keep images in Markdown.")] = True,
     html_field: Annotated[str, typer.Option("--html-field", help="JSONL field / Parquet column with the HTML.")] = "html",
@@ -183,6 +186,7 @@ def run_job_command(
             labeler=labeler,
             labeler_args=_labeler_args(labeler_arg or []),
             outputs=conversions,
+            comments=comments,
             links=links,
             images=images,
             max_bytes=max_bytes,

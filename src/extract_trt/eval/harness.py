@@ -71,6 +71,8 @@ class ExtractorCandidate:
     """Our :class:`Extractor` (any labeler) as a candidate; converts main HTML to the scored format.
 
     With the annotation labeler, ``record.annotated_html`` (when present) is fed instead of ``record.html``.
+    With an extractor asked for reader comments (``Extractor(comments=True)``), they are scored after the
+    main content.
     """
 
     def __init__(self, extractor: Extractor, name: str, choose_outputs: bool = False) -> None:
@@ -101,12 +103,10 @@ class ExtractorCandidate:
         out = []
         for record, result in zip(records, self.extractor.extract_many(inputs)):
             t0 = time.perf_counter()
-            if record.wants == "markdown":
-                text = convert.benchmark_markdown(result.main_html, record.url) if result.main_html else ""
-            elif "text" in self.extractor.outputs:
-                text = result.text
-            else:
-                text = convert.to_text(result.main_html)
+            text = self._scored(result.main_html, result.text, record)
+            if result.comments is not None and (result.comments.html or result.comments.text):
+                thread = self._scored(result.comments.html, result.comments.text, record)
+                text = f"{text}\n\n{thread}" if text else thread
             prediction = Prediction(text, result.seconds + time.perf_counter() - t0, result.error)
             if result.metadata is not None:  # timed apart, as for the peers
                 prediction.metadata = result.metadata.as_dict()
@@ -115,12 +115,20 @@ class ExtractorCandidate:
             out.append(prediction)
         return out
 
+    def _scored(self, html: str, text: str, record: EvalRecord) -> str:
+        if record.wants == "markdown":
+            return convert.benchmark_markdown(html, record.url) if html else ""
+        if "text" in self.extractor.outputs:
+            return text
+        return convert.to_text(html)
+
 
 class PeerCandidate:
-    """A peer extractor (:mod:`extract_trt.eval.peers`); an exception on a page becomes that page's error."""
+    """A peer extractor (:mod:`extract_trt.eval.peers`); an exception on a page becomes that page's error.
+    ``comments``: see :func:`~extract_trt.eval.peers.load_peer`."""
 
-    def __init__(self, name: str) -> None:
-        self.peer = load_peer(name)
+    def __init__(self, name: str, comments: bool | None = None) -> None:
+        self.peer = load_peer(name, comments)
         self.name = self.peer.name
         self.description = f"{self.peer.name} {self.peer.version}"
 
@@ -143,13 +151,17 @@ class PeerCandidate:
         return out
 
 
-def _labeler_extractor(labeler: Labeler) -> Extractor:
+def _labeler_extractor(labeler: Labeler, comments: bool) -> Extractor:
     # outputs chosen per call by ExtractorCandidate(choose_outputs=True)
-    return Extractor(labeler=labeler, output="html")
+    return Extractor(labeler=labeler, output="html", comments=comments)
 
 
-def resolve_candidate(spec: str | Extractor | Labeler | Candidate) -> Candidate:
+def resolve_candidate(spec: str | Extractor | Labeler | Candidate, comments: bool | None = None) -> Candidate:
     """A :class:`Candidate` for an extractor given by name, instance or ``module:attr`` (module doc).
+
+    ``comments``: score reader comments after the main content (``True``) or not (``False``), for ours
+    (built from a name or labeler) and the peers that have a switch for them; ``None``: each one's default
+    (ours leaves them out, trafilatura includes them).
 
     Raises :class:`~extract_trt.eval.peers.PeerUnavailable` for a peer that is not installed,
     :class:`~extract_trt.runtime.errors.LabelerError` for a labeler that cannot be built and ``ValueError``
@@ -161,13 +173,13 @@ def resolve_candidate(spec: str | Extractor | Labeler | Candidate) -> Candidate:
         if isinstance(spec, Candidate):
             return spec
         if isinstance(spec, Labeler):
-            return ExtractorCandidate(_labeler_extractor(spec), spec.name, choose_outputs=True)
+            return ExtractorCandidate(_labeler_extractor(spec, bool(comments)), spec.name, choose_outputs=True)
         raise ValueError(f"not an extractor, labeler or candidate: {spec!r}")
     if is_peer(spec):
-        return PeerCandidate(spec)
+        return PeerCandidate(spec, comments)
     labeler = make_labeler(spec)
     name = spec if spec in OURS_NAMES else getattr(labeler, "name", spec)
-    return ExtractorCandidate(_labeler_extractor(labeler), name, choose_outputs=True)
+    return ExtractorCandidate(_labeler_extractor(labeler, bool(comments)), name, choose_outputs=True)
 
 
 @dataclass(slots=True)
@@ -238,21 +250,23 @@ def evaluate(
     warmup: bool = True,
     keep_text: bool = False,
     on_page: Callable[[EvalRecord, list[PageRow]], None] | None = None,
+    comments: bool | None = None,
 ) -> Report:
     """Run every extractor over ``records`` and score each page; returns a :class:`Report`.
 
     Extractors that cannot be loaded (a peer not installed) are listed in ``Report.skipped`` with the
     reason instead of failing the run. ``warmup`` runs each extractor once on the first page, untimed,
     before measuring. ``keep_text`` keeps each scored prediction in its row (``PageRow.text``, written to
-    ``pages.json``: runs can then be re-scored and compared). ``on_page(record, rows)`` is called once per record with the
-    rows of all extractors (for progress display). Metrics: :mod:`extract_trt.eval.metrics`; a failed
+    ``pages.json``: runs can then be re-scored and compared). ``on_page(record, rows)`` is called once per
+    record with the rows of all extractors (for progress display). ``comments``: see
+    :func:`resolve_candidate`. Metrics: :mod:`extract_trt.eval.metrics`; a failed
     page scores as an empty prediction and keeps its error.
     """
     candidates: list[Candidate] = []
     skipped: dict[str, str] = {}
     for spec in extractors:
         try:
-            candidate = resolve_candidate(spec)
+            candidate = resolve_candidate(spec, comments)
         except PeerUnavailable as exc:
             skipped[str(spec)] = str(exc)
             continue

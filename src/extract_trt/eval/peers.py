@@ -26,6 +26,10 @@ Metadata (title, author, publication date) is scored for the peers that extract 
 ``trafilatura.extract_metadata(html, default_url=url)`` (what ``bare_extraction(with_metadata=True)``
 runs), timed apart from its text extraction.
 
+``load_peer(name, comments=…)``: ``True``/``False`` asks the peers that have a switch for reader
+comments (trafilatura's ``include_comments``, resiliparse's ``comments``) to include or leave them out;
+``None`` keeps the settings above.
+
 A peer that is not installed raises :class:`PeerUnavailable` with the reason when it is loaded, so the
 harness can skip it with a clear message.
 """
@@ -66,13 +70,16 @@ def _html_or_text(main_html: str | None, text: str | None, record: EvalRecord, w
     return to_text(main_html or "")
 
 
-def _trafilatura() -> Callable[[EvalRecord, str], str]:
+def _trafilatura(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     import trafilatura
+
+    options = {} if comments is None else {"include_comments": comments}
 
     def extract(record: EvalRecord, want: str) -> str:
         if want == "markdown":
-            return _html_or_text(trafilatura.extract(record.html, url=record.url, output_format="html"), None, record, want)
-        return trafilatura.extract(record.html, url=record.url) or ""
+            main_html = trafilatura.extract(record.html, url=record.url, output_format="html", **options)
+            return _html_or_text(main_html, None, record, want)
+        return trafilatura.extract(record.html, url=record.url, **options) or ""
 
     return extract
 
@@ -87,18 +94,18 @@ def _trafilatura_metadata() -> Callable[[EvalRecord], dict[str, Any]]:
     return extract_metadata
 
 
-def _resiliparse() -> Callable[[EvalRecord, str], str]:
+def _resiliparse(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
     def extract(record: EvalRecord, want: str) -> str:
         tree = HTMLTree.parse(record.html)
-        return extract_plain_text(tree, main_content=True, alt_texts=False, links=False, comments=False)
+        return extract_plain_text(tree, main_content=True, alt_texts=False, links=False, comments=bool(comments))
 
     return extract
 
 
-def _readability() -> Callable[[EvalRecord, str], str]:
+def _readability(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     from readability import Document
 
     def extract(record: EvalRecord, want: str) -> str:
@@ -118,7 +125,7 @@ _JUSTEXT_LANGUAGES = {
 }  # fmt: skip
 
 
-def _justext() -> Callable[[EvalRecord, str], str]:
+def _justext(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     import justext
 
     available = set(justext.get_stoplists())
@@ -138,7 +145,7 @@ def _justext() -> Callable[[EvalRecord, str], str]:
     return extract
 
 
-def _rs_trafilatura() -> Callable[[EvalRecord, str], str]:
+def _rs_trafilatura(comments: bool | None) -> Callable[[EvalRecord, str], str]:
     try:
         import rs_trafilatura
     except ImportError as exc:
@@ -156,7 +163,7 @@ def _rs_trafilatura() -> Callable[[EvalRecord, str], str]:
 
 
 # name → (import name for the version, distribution name, loader)
-_PEERS: dict[str, tuple[str, str, Callable[[], Callable[[EvalRecord, str], str]]]] = {
+_PEERS: dict[str, tuple[str, str, Callable[[bool | None], Callable[[EvalRecord, str], str]]]] = {
     "trafilatura": ("trafilatura", "trafilatura", _trafilatura),
     "resiliparse": ("resiliparse", "resiliparse", _resiliparse),
     "readability": ("readability", "readability-lxml", _readability),
@@ -173,8 +180,9 @@ def is_peer(name: str) -> bool:
     return _ALIASES.get(name, name) in _PEERS
 
 
-def load_peer(name: str) -> Peer:
-    """Load a peer by name (aliases: ``readability-lxml``, ``jusText``, ``rs_trafilatura``).
+def load_peer(name: str, comments: bool | None = None) -> Peer:
+    """Load a peer by name (aliases: ``readability-lxml``, ``jusText``, ``rs_trafilatura``); ``comments``:
+    see the module docstring.
 
     Raises :class:`PeerUnavailable` when it is not installed, ``KeyError`` for an unknown name.
     """
@@ -186,10 +194,10 @@ def load_peer(name: str) -> Peer:
         import_module(module)
     except ImportError as exc:
         if key == "rs-trafilatura":
-            loader()  # raises PeerUnavailable with the CPython 3.12 explanation
+            loader(comments)  # raises PeerUnavailable with the CPython 3.12 explanation
         raise PeerUnavailable(f"{key} is not installed: pip install 'extract-trt[peers]' ({exc})") from exc
     try:
         version = metadata.version(dist)
     except metadata.PackageNotFoundError:
         version = "?"
-    return Peer(name=key, version=version, extract=loader(), metadata=_METADATA.get(key, lambda: None)())
+    return Peer(name=key, version=version, extract=loader(comments), metadata=_METADATA.get(key, lambda: None)())

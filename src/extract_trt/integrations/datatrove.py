@@ -47,7 +47,7 @@ class ExtractTrt(BaseExtractor):
         output_format: ``"text"`` or ``"markdown"`` (``"html"``: the main HTML) written to ``doc.text``.
         timeout: seconds per document (the extractor's per-page time budget); a page over it is dropped
             and counted as ``timeout``, as in datatrove's own steps.
-        include_comments: reader comments are not extracted yet; only ``False`` is accepted.
+        include_comments: add the reader comments after the main content (default: left out).
         metadata: store the page metadata under ``doc.metadata["extract_trt"]``.
         **extractor_options: further :class:`~extract_trt.Extractor` keyword arguments (``links``,
             ``images``, ``max_bytes``, …).
@@ -65,25 +65,25 @@ class ExtractTrt(BaseExtractor):
         **extractor_options: Any,
     ) -> None:
         super().__init__(timeout)
-        if include_comments:
-            raise NotImplementedError("include_comments=True: reader comments are not extracted yet")
         if output_format not in ("text", "markdown", "html"):
             raise ValueError(f"output_format {output_format!r}: use text, markdown or html")
         self.labeler = labeler
         self.output_format = output_format
         self.metadata = metadata
+        self.include_comments = include_comments
         self.extractor_options = extractor_options
 
     def _extractor(self) -> Extractor:
         return process_extractor(
             self.labeler, output=(self.output_format,), time_budget=self.timeout, metadata=self.metadata,
+            comments=self.include_comments,
             **self.extractor_options,
         )  # fmt: skip
 
     def extract(self, text: str) -> str:
         """The main content of one HTML page (``""`` when it yields none or fails)."""
         result = self._extractor().extract(text)
-        return result.content(self.output_format) if result.error is None else ""
+        return result.content(self.output_format, comments=self.include_comments) if result.error is None else ""
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         extractor = self._extractor()
@@ -106,7 +106,7 @@ class ExtractTrt(BaseExtractor):
             self.stat_update("timeout" if result.error.startswith("TimeBudgetExceededError") else "clean_error")
             return False
         self.stat_update("extracted")
-        doc.text = result.content(self.output_format)
+        doc.text = result.content(self.output_format, comments=self.include_comments)
         if self.metadata:
             meta = metadata_dict(result)
             if meta is not None:

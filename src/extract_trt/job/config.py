@@ -24,7 +24,7 @@ from extract_trt.runtime.types import Labels, PageBlocks
 __all__ = ["JobConfig", "JobConfigError", "JobError", "NamedLabeler", "RayOptions", "SCHEMA_VERSION"]
 
 #: Version of the output shard schema and manifest layout; part of the config hash.
-SCHEMA_VERSION = 2  # 2: metadata columns, timings.metadata
+SCHEMA_VERSION = 3  # 2: metadata columns, timings.metadata; 3: the comments column
 
 #: Labelers that read the page's DOM (``PageBlocks.page_map``), not only its blocks.
 _DOM_LABELERS = frozenset({"annotation"})
@@ -154,6 +154,7 @@ class JobConfig:
         output_dir: where the Parquet shards and ``manifest.json`` go.
         labeler / labeler_args: see :class:`NamedLabeler`.
         outputs: conversions to produce besides ``main_html`` (``markdown``, ``text``).
+        comments: also extract reader comments into the ``comments`` column (same conversions).
         links / images / cutoff_length / max_bytes / time_budget / keep_markup / metadata /
         item_ids: as for
             :class:`~extract_trt.runtime.extractor.Extractor`.
@@ -171,6 +172,7 @@ class JobConfig:
     labeler: str = "default"
     labeler_args: dict[str, Any] = field(default_factory=dict)
     outputs: tuple[str, ...] = ("markdown", "text")
+    comments: bool = False
     links: bool = True
     images: bool = True
     cutoff_length: int | None = None
@@ -211,6 +213,7 @@ class JobConfig:
             "labeler": self.labeler,
             "labeler_args": self.labeler_args,
             "outputs": sorted(self.outputs),
+            "comments": self.comments,
             "links": self.links,
             "images": self.images,
             "cutoff_length": self.cutoff_length,
@@ -232,6 +235,7 @@ class JobConfig:
         return {
             "labeler": NamedLabeler(self.labeler, self.labeler_args),
             "output": ("html", *self.outputs),  # main_html is always written
+            "comments": self.comments,
             "links": self.links,
             "images": self.images,
             "cutoff_length": self.cutoff_length,

@@ -13,6 +13,7 @@ http_status     int32     HTTP status code (WARC input)
 content_type    string    HTTP Content-Type (WARC), ``content_type`` field otherwise
 main_html       string    main-content HTML ("" on error)
 markdown, text  string    conversions asked for ("" otherwise and on error)
+comments        struct    reader comments (``--comments``): html, markdown, text as above; null otherwise
 n_blocks        int32     blocks of the simplified page
 n_main          int32     blocks labelled main
 labeler         string    labeler that produced the labels
@@ -71,6 +72,7 @@ SHARD_SCHEMA = pa.schema(
         pa.field("main_html", pa.string()),
         pa.field("markdown", pa.string()),
         pa.field("text", pa.string()),
+        pa.field("comments", pa.struct([pa.field(k, pa.string()) for k in ("html", "markdown", "text")])),
         pa.field("n_blocks", pa.int32()),
         pa.field("n_main", pa.int32()),
         pa.field("labeler", pa.string()),

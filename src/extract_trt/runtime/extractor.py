@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 
 from extract_trt.runtime import convert
+from extract_trt.runtime.comments import comment_mask
 from extract_trt.runtime.decode import decode_html
 from extract_trt.runtime.dom import release
 from extract_trt.runtime.errors import (
@@ -34,11 +35,25 @@ from extract_trt.runtime.limits import (
     run_within,
 )
 from extract_trt.runtime.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
-from extract_trt.runtime.reconstruct import reconstruct_main
+from extract_trt.runtime.reconstruct import MainContent, reconstruct_main
 from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
 
 OutputFormat = Literal["html", "markdown", "text"]
+
+
+@dataclass(slots=True)
+class Comments:
+    """The reader comments of a page (:mod:`extract_trt.runtime.comments`), in the formats the extractor
+    writes; ``""`` where the page has none or the format was not asked for."""
+
+    html: str = ""
+    markdown: str = ""
+    text: str = ""
+
+    def content(self, fmt: str) -> str:
+        """The comments in ``fmt`` (``html``/``markdown``/``text``)."""
+        return {"html": self.html, "markdown": self.markdown, "text": self.text}[fmt]
 
 
 @dataclass(slots=True)
@@ -50,20 +65,24 @@ class Result:
     main_html: str = ""
     markdown: str = ""
     text: str = ""
-    labels: list[str] = field(default_factory=list)  # "main"/"other" per block, block order
+    labels: list[str] = field(default_factory=list)  # "main"/"comment"/"other" per block, block order
     n_blocks: int = 0
     labeler: str = ""
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     error: str | None = None
     metadata: PageMetadata | None = None  # None when the Extractor's ``metadata`` is off or the page failed
+    comments: Comments | None = None  # the reader comments, when the extractor was asked for them
 
     @property
     def seconds(self) -> float:
         return sum(self.timings.values())
 
-    def content(self, fmt: str) -> str:
-        """The output in ``fmt`` (``html``/``markdown``/``text``)."""
-        return {"html": self.main_html, "markdown": self.markdown, "text": self.text}[fmt]
+    def content(self, fmt: str, *, comments: bool = False) -> str:
+        """The output in ``fmt`` (``html``/``markdown``/``text``); ``comments``: followed by the page's
+        reader comments (when it has some and they were extracted), after a blank line."""
+        main = {"html": self.main_html, "markdown": self.markdown, "text": self.text}[fmt]
+        extra = self.comments.content(fmt) if comments and self.comments is not None else ""
+        return f"{main}\n\n{extra}" if main and extra else main or extra
 
 
 @dataclass(slots=True)
@@ -92,6 +111,9 @@ class Extractor:
         output: the formats to produce: ``"html"`` (``main_html``), ``"markdown"``, ``"text"``, or a tuple
             of them (default: all three). What is not asked for is not written and stays ``""`` — the main
             HTML included (its serialisation is 0.4 ms of a 10 ms page) — which saves time on large runs.
+        comments: also extract the page's reader comments into ``Result.comments`` (same formats). Either
+            way, blocks in a reader-comment section (:mod:`extract_trt.runtime.comments`) are labelled
+            ``comment`` and left out of the main content.
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
             500 for MinerU-HTML v1.1 / Pulpie, 200 for a Dripper v1.0 decoder).
@@ -127,6 +149,7 @@ class Extractor:
         labeler: Labeler | str | None = None,
         output: OutputFormat | tuple[OutputFormat, ...] = ("html", "markdown", "text"),
         *,
+        comments: bool = False,
         links: bool = True,
         images: bool = True,
         cutoff_length: int | None = None,
@@ -149,6 +172,7 @@ class Extractor:
         unknown = set(self.outputs) - {"html", "markdown", "text"}
         if unknown:
             raise ValueError(f"unknown output format(s) {sorted(unknown)}; use html, markdown or text")
+        self.comments = comments
         self.links = links
         self.images = images
         self.cutoff_length = cutoff_length
@@ -295,6 +319,7 @@ class Extractor:
                 run_within(remaining, "reconstruct and convert", self._emit, page, labels)
             except TimeBudgetExceededError as exc:
                 result.main_html = result.markdown = result.text = ""
+                result.comments = None
                 result.labels = []
                 result.error = _describe(exc)
                 result.timings.setdefault("reconstruct", time.perf_counter() - start)
@@ -341,30 +366,54 @@ class Extractor:
         result = page.result
         try:
             t0 = time.perf_counter()
-            main = reconstruct_main(
-                page.blocks, labels, sanitize=not self.keep_markup, item_ids=self.item_ids, html="html" in self.outputs
-            )
+            main_mask = np.asarray(labels.main, dtype=bool)
+            in_comments, comment_text = comment_mask(page.blocks, main_mask)
+            main_mask = main_mask & ~in_comments
+            main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html
             t1 = time.perf_counter()
-            if "markdown" in self.outputs:  # converted from the kept tree: main_html is not parsed again
-                result.markdown = convert.to_markdown(main, links=self.links, images=self.images)
-            if "text" in self.outputs:
-                result.text = convert.to_text(main)
+            result.markdown, result.text = self._convert(main)
             t2 = time.perf_counter()
-            result.timings.update(reconstruct=t1 - t0, convert=t2 - t1)
+            reconstruct_s, convert_s = t1 - t0, t2 - t1
             outputs = {"main HTML": result.main_html, "Markdown": result.markdown, "text": result.text}
+            if self.comments:
+                result.comments = Comments()
+                if comment_text.any():
+                    thread = self._reconstruct(page.blocks, Labels(comment_text, labels.labeler))
+                    t3 = time.perf_counter()
+                    result.comments = Comments(thread.html, *self._convert(thread))
+                    reconstruct_s += t3 - t2
+                    convert_s += time.perf_counter() - t3
+                    outputs.update({"comments HTML": result.comments.html, "comments Markdown": result.comments.markdown,
+                                    "comments text": result.comments.text})  # fmt: skip
+            result.timings.update(reconstruct=reconstruct_s, convert=convert_s)
             problem = check_output(outputs, page.input_chars, self.max_output_ratio)
             if problem is not None:
                 result.main_html = result.markdown = result.text = ""
+                result.comments = None
                 raise problem
-            main_flags = np.asarray(labels.main, dtype=bool)
             if result.metadata is not None:
-                _complete_metadata(result.metadata, page.blocks, main_flags)
-                result.timings["metadata"] = result.timings.get("metadata", 0.0) + time.perf_counter() - t2
-            result.labels = ["main" if m else "other" for m in main_flags]
+                t3 = time.perf_counter()
+                _complete_metadata(result.metadata, page.blocks, main_mask)
+                result.timings["metadata"] = result.timings.get("metadata", 0.0) + time.perf_counter() - t3
+            result.labels = ["comment" if c else "main" if m else "other" for m, c in zip(main_mask, in_comments)]
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
         except Exception as exc:
             result.error = _describe(exc)
+
+    def _reconstruct(self, blocks: PageBlocks, labels: Labels) -> MainContent:
+        return reconstruct_main(
+            blocks, labels, sanitize=not self.keep_markup, item_ids=self.item_ids, html="html" in self.outputs
+        )
+
+    def _convert(self, content: MainContent) -> tuple[str, str]:
+        """(Markdown, text) of a reconstructed tree, each ``""`` unless asked for."""
+        markdown = text = ""
+        if "markdown" in self.outputs:  # converted from the kept tree: the HTML is not parsed again
+            markdown = convert.to_markdown(content, links=self.links, images=self.images)
+        if "text" in self.outputs:
+            text = convert.to_text(content)
+        return markdown, text
 
 
 _LANGUAGE_SAMPLE = 300  # characters of main text the language is detected on (metadata._DETECT_CHARS)

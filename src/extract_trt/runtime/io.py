@@ -686,10 +686,13 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
     (``metadata``: :meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict`, ``null`` when off).
     Otherwise ``id``, ``url`` (only when known), the content under ``main_html``/``markdown``/``text``
     (empty string on failure), ``error`` (``null`` on success) and ``seconds`` (total, 6 decimals).
+    When the extractor was asked for reader comments (``result.comments`` set), ``comments`` follows the
+    content: ``{"html", "markdown", "text"}`` for ``json``, else the comments in ``fmt``.
     """
     result = writable(result)
+    comments = result.comments
     if fmt == "json":
-        return {
+        record = {
             "id": result.id,
             "url": result.url,
             "main_html": result.main_html,
@@ -702,10 +705,15 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
             "error": result.error,
             "metadata": result.metadata.as_dict() if result.metadata is not None else None,
         }
-    record: dict[str, Any] = {"id": result.id}
+        if comments is not None:
+            record["comments"] = {"html": comments.html, "markdown": comments.markdown, "text": comments.text}
+        return record
+    record = {"id": result.id}
     if result.url is not None:
         record["url"] = result.url
     record[CONTENT_FIELD[fmt]] = result.content(fmt)
+    if comments is not None:
+        record["comments"] = comments.content(fmt)
     record["error"] = result.error
     record["seconds"] = round(result.seconds, 6)
     return record
@@ -862,7 +870,7 @@ class FileTreeWriter:
             if self.fmt == "json":
                 data = _dumps(result_record(result, "json"), indent=2) + "\n"
             else:
-                data = result.content(self.fmt)
+                data = result.content(self.fmt, comments=True)  # the comments follow when extracted
             write_atomic(os.path.join(self.out_dir, name), data)
             entry["file"] = name
         else:

@@ -28,6 +28,23 @@ _WITH_HIDDEN = (" (the reference's blocks, and also those of the elements it dro
                 "style such as display:none or opacity:0, a closed <details>)")  # fmt: skip
 
 
+# The comment convention: applied after the model (extract_trt.runtime.comments), the same for every model.
+_COMMENTS = """## Reader comments
+The model labels main or other; reader comments are a class of their own, decided after it from markup
+conventions (`extract_trt/runtime/comments.py`), not learned. Blocks inside a comment section (`#comments`,
+`.comment-list`/`.commentlist`, `.comments-area`, `#respond`, `#disqus_thread`, `.fb-comments`, schema.org
+`Comment`/`UserComments`, `itemprop="comment"`) are labelled `comment` and left out of the main content;
+`Extractor(comments=True)` / `--comments` returns their text separately (`Result.comments`). A forum thread or
+Q&A page keeps its posts as main content: a page marked up as schema.org `DiscussionForumPosting`, `QAPage`,
+`Question` or `Answer`, posts side by side as separate comment items, or a section without the page's own
+content before it or with more of it after. Customer reviews under a product are not comments (a `reviews`
+container closes no section). The training data follow the same convention: WCXB's ground truth leaves the
+comments under articles out and keeps the posts of forum threads. No comment label is trained on; the
+hand-checked sample (`tests/data/comment_sample.json`: page ids and verdicts only) is drawn from the data sets
+above, under their licences.
+
+"""
+
 def _teacher(teacher: dict[str, Any] | None) -> str:
     if not teacher:
         return ""
@@ -112,7 +129,7 @@ agree on >= 97 %).
 cross-entropy per block, weighted 1 + log(1 + words); blocks without words carry no loss. The threshold is
 the one with the best block F1 on the tune pages ({t.get('tune_block_f1', '-')} there). {refit}
 
-## Validation (domains never seen in training)
+{_COMMENTS}## Validation (domains never seen in training)
 Block F1 (word-weighted, mean over pages): {v['block_f1']}
 {extra}
 

@@ -1,0 +1,221 @@
+"""Reader-comment sections: which blocks of a page belong to one (labelled ``comment``, not ``main``).
+
+A comment section is found from markup conventions, not from a model: an element whose ``id`` or
+``class`` names a comment container (``#comments``, ``.comment-list``/``.commentlist``, ``.comments-area``,
+``#disqus_thread``, ``.fb-comments``, WordPress's ``#respond`` form …), a schema.org ``Comment`` or
+``UserComments`` item, or ``itemprop="comment"``. A block is in a section when its element or one of its
+ancestors is such a container, accepted by the rules below. Only blocks whose own or nearest ancestors'
+class/id names hint at comments are looked up (for speed): a section marked only by schema.org
+attributes, with no comment-like name near its blocks, is not found. Names that only *mention* comments — a
+``comment-count`` or ``comments-link`` in a teaser, ``no-comments`` — do not open a section.
+
+A forum thread or Q&A page is not an article with comments: its posts *are* the page, so a section is
+only taken as comments when the page does not declare itself a thread, its posts are not separate comment
+items side by side, the page has its own content before the section and not much more of it after (see
+:func:`comment_mask`). Called after the labeler: the labels decide what the
+page's content is, the markup decides what the comment section is.
+
+Convention (the model card states it): comments are the readers' replies under an article or a blog
+post, including WordPress/Disqus/Facebook threads and the reply form around them. Customer reviews under
+a product are *not* comments: they describe the product, which is the page's subject, and their markup
+(a ``reviews`` container around them) closes no section.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from extract_trt.runtime.dom import Node
+from extract_trt.runtime.types import Block, PageBlocks
+
+__all__ = ["CommentSections", "comment_mask", "is_comment_container"]
+
+# A class/id token that names a comment container: "comments", "comment-list", "post-comments",
+# "comments_area", "disqus_thread", "fb-comments", "wpdiscuz…", "dsq-…" (Disqus's older markup).
+_CONTAINER = re.compile(
+    r"^(?:[a-z0-9]+[-_])*comments?(?:[-_](?:list|area|section|container|wrapper|wrap|block|thread|holder|box|"
+    r"inner|outer|content|body|text|main|feed|respond|form|reply|replies))?$"
+    r"|^(?:[a-z0-9]+[-_])*commentlist$|^respond$|^disqus_thread$|^dsq[-_]|^wpdiscuz|^fb-comments$"
+)
+# Tokens that match the pattern above but only mention comments (a link, a counter, "comments closed"),
+# or name a post's category or tag (WordPress writes them as classes: "tag-comments"): never a section.
+_NOT_CONTAINER = re.compile(
+    r"count|link|number|num$|icon|btn|button|toggle|bubble|closed|^no[-_]|nocomment|meta$|popup|^(?:tag|category)[-_]"
+)
+_SCHEMA_TYPES = ("schema.org/Comment", "schema.org/UserComments")
+# Customer reviews and testimonials: WooCommerce and others reuse WordPress's comment markup (#comments,
+# .commentlist) inside their reviews tab; nothing inside a reviews container opens a section.
+_REVIEWS = re.compile(r"(?:^|[-_])(?:reviews?|testimonials?)(?:[-_]|$)")
+_TAXONOMY = re.compile(r"^(?:tag|category)[-_]")  # a post's tags and categories, written as classes
+# A token the section's reply form carries: its blocks leave the main content but are not comment text.
+_FORM = re.compile(r"^(?:(?:comment[-_])?respond|comment[-_]?form(?:[-_](?:wrap|wrapper|container))?|reply[-_]?form)$")
+# A page that declares itself a thread (a forum topic, a Q&A page) has posts, not comments, whatever
+# their markup says: no section is taken as comments on it.
+_THREAD_TYPES = re.compile(r"schema\.org/(?:DiscussionForumPosting|QAPage|Question|Answer)\b")
+
+# A section is taken as comments when the page's own content before it holds at least this many words …
+MIN_CONTENT_WORDS = 40
+# … and the page's content after it is at most this share of the content before it (else the "comments"
+# are interleaved with the content: per-answer comments on a Q&A page, a thread of posts).
+MAX_CONTENT_AFTER = 0.25
+# A section's block is comment text when this many of its characters are not link text ("Reply", "Load
+# more comments", pagination are links; "Marta says: <a>March 3, 2024</a>" is not).
+MIN_OWN_CHARS = 8
+# Top-level sections side by side (one parent) from this many on: the page is a list of posts, not an
+# article's comments (a comment list has one container around its comments).
+MAX_SIBLING_SECTIONS = 3
+
+
+# Substrings that every comment-container (or reply-form) token and every reviews token holds: most
+# elements have none and are passed over without splitting their names into tokens. (Plain substring
+# tests: an alternation regex is ten times slower here, where most strings hold none of them.)
+
+
+def _hints_comments(names: str) -> bool:
+    return "comment" in names or "respond" in names or "disqus" in names or "dsq" in names or "wpdiscuz" in names
+
+
+def _hints_reviews(names: str) -> bool:
+    return "review" in names or "testimonial" in names
+
+
+def _names(attrs: dict[str, str]) -> str:
+    """The element's class and id values, lower case."""
+    return f"{attrs.get('class', '')} {attrs.get('id', '')}".lower()
+
+
+def is_comment_container(attrs: dict[str, str]) -> bool:
+    """Whether an element with ``attrs`` is a comment container by the conventions above."""
+    return _is_container(attrs, _names(attrs))
+
+
+def _is_container(attrs: dict[str, str], names: str) -> bool:
+    itemtype = attrs.get("itemtype")
+    if itemtype and any(t in itemtype for t in _SCHEMA_TYPES):
+        return True
+    if "itemprop" in attrs and attrs["itemprop"].lower() == "comment":
+        return True
+    if not _hints_comments(names):
+        return False
+    return any(_CONTAINER.match(t) and not _NOT_CONTAINER.search(t) for t in names.split())
+
+
+def _is_reviews(names: str) -> bool:
+    # not schema.org Review: SEO plugins put it on whole articles
+    if not _hints_reviews(names):
+        return False
+    return any(_REVIEWS.search(t) and not _TAXONOMY.match(t) for t in names.split())
+
+
+def _is_form(names: str) -> bool:
+    return ("respond" in names or "form" in names) and any(_FORM.match(t) for t in names.split())
+
+
+class CommentSections:
+    """The comment containers above each block, outermost first, and whether the block lies in a reply
+    form or in a thread (memoised per element, so a page is one walk up from each block to the nearest
+    element already seen)."""
+
+    def __init__(self) -> None:
+        # element → (containers at or above it, outermost first; in a reply form; in a thread; in reviews)
+        self._memo: dict[Node, tuple[tuple[Node, ...], bool, bool, bool]] = {}
+
+    def of(self, node: Node) -> tuple[tuple[Node, ...], bool, bool]:
+        memo = self._memo
+        path: list[Node] = []
+        cur: Node | None = node
+        found: tuple[tuple[Node, ...], bool, bool, bool] = ((), False, False, False)
+        while cur is not None:
+            hit = memo.get(cur)
+            if hit is not None:
+                found = hit
+                break
+            path.append(cur)
+            cur = cur.parent
+        chain, in_form, in_thread, in_reviews = found
+        for el in reversed(path):  # from the top down
+            attrs = el.attrs
+            if attrs:
+                names = _names(attrs) if "class" in attrs or "id" in attrs else ""
+                if el.tag != "body" and _is_reviews(names):  # body classes name every plugin a site runs
+                    in_reviews = True
+                elif not in_reviews and _is_container(attrs, names):
+                    chain = (*chain, el)
+                if chain and not in_form:
+                    in_form = _is_form(names)
+                itemtype = attrs.get("itemtype")
+                if itemtype is not None and not in_thread:
+                    in_thread = _THREAD_TYPES.search(itemtype) is not None
+            if chain and el.tag == "form":
+                in_form = True
+            memo[el] = (chain, in_form, in_thread, in_reviews)
+        return chain, in_form, in_thread
+
+
+def _posts_in_a_row(tops: set[Node]) -> bool:
+    """Whether :data:`MAX_SIBLING_SECTIONS` of the top-level sections share a parent."""
+    if len(tops) < MAX_SIBLING_SECTIONS:
+        return False
+    parents: dict[int, int] = {}
+    for node in tops:
+        key = id(node.parent)
+        parents[key] = parents.get(key, 0) + 1
+    return max(parents.values()) >= MAX_SIBLING_SECTIONS
+
+
+def _hinted(block: Block) -> bool:
+    """Whether the block's class or id, or those of its nearest named ancestors (``Block.ancestor_names``,
+    eight of them), hint at comments. Only such blocks are looked up in the tree: most blocks of most pages
+    are not, and a search over a few names is much cheaper than the walk."""
+    return _hints_comments(f"{block.classes} {block.element_id} {block.ancestor_names}".lower())
+
+
+def comment_mask(page: PageBlocks, main: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(in_section, comment_text)``: per block, whether it lies in an accepted comment section, and
+    whether it is comment text (in a section, outside its reply form, not just links).
+
+    ``main`` (the labeler's decisions) tells where the page's own content is: a section is accepted when
+    the page does not declare itself a thread (schema.org ``DiscussionForumPosting``, ``QAPage``,
+    ``Question``, ``Answer`` around a block), has fewer than :data:`MAX_SIBLING_SECTIONS` top-level
+    sections side by side (each post of a forum thread is its own schema.org ``Comment``), and the main-labelled blocks
+    before it, outside any section, hold :data:`MIN_CONTENT_WORDS` words and those
+    after it at most :data:`MAX_CONTENT_AFTER` of that — a thread whose posts carry comment markup, or
+    comments between the answers of a Q&A page, stay as they are.
+    """
+    n = len(page.blocks)
+    in_section = np.zeros(n, dtype=bool)
+    text = np.zeros(n, dtype=bool)
+    id_nodes = page.page_map.id_nodes
+    sections = CommentSections()
+    chains: list[tuple[Node, ...]] = [()] * n
+    forms = np.zeros(n, dtype=bool)
+    thread = found = False
+    for i, block in enumerate(page.blocks):
+        node = id_nodes.get(block.item_id) if _hinted(block) else None
+        if node is not None:
+            chains[i], forms[i], in_thread = sections.of(node)
+            thread = thread or in_thread
+            found = found or bool(chains[i])
+    if not found or thread or _posts_in_a_row({chain[0] for chain in chains if chain}):
+        return in_section, text
+    words = np.array([len(b.text.split()) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
+    before = np.cumsum(words)  # main words outside sections up to and including block i
+    total = int(before[-1])
+    spans: dict[Node, list[int]] = {}  # container → its blocks, in order
+    for i, chain in enumerate(chains):
+        for section in chain:
+            spans.setdefault(section, []).append(i)
+    accepted = set()
+    for section, members in spans.items():
+        content_before = int(before[members[0]])
+        content_after = total - int(before[members[-1]])
+        if content_before >= MIN_CONTENT_WORDS and content_after <= MAX_CONTENT_AFTER * content_before:
+            accepted.add(section)
+    for i, chain in enumerate(chains):
+        if chain and not accepted.isdisjoint(chain):
+            in_section[i] = True
+            block = page.blocks[i]
+            text[i] = not forms[i] and len(block.text) - block.link_text_length >= MIN_OWN_CHARS
+    return in_section, text
