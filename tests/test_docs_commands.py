@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 NOT_CHECKED = {"benchmarks-history.md"}
 #: The guides, each for one reader task; each opens with a sentence saying what it is for.
-GUIDES = ("usage", "models", "gpu", "crawl-scale", "robustness", "internals", "evaluation", "benchmarks-history")
+GUIDES = ("usage", "models", "gpu", "crawl-scale", "robustness", "internals", "evaluation", "benchmarks-history", "integrations")
 README_MAX_BYTES = 12 * 1024
 BENCHMARKS_MAX_BYTES = 25 * 1024
 #: Fence tags of blocks whose lines are commands ("" = untagged: a command cannot hide by lacking a tag).

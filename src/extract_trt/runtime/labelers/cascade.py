@@ -13,7 +13,7 @@ a mean block entropy it weighs a doubtful 300-word paragraph above a doubtful "S
 an absolute count of doubtful words it is relative to the page's content, as the F1 loss is (a long page
 with one doubtful sentence loses little). Blocks dropped as repeats of an earlier main block count as
 decided (their copy carries the words). How well it ranks pages by their real loss is measured in
-:mod:`extract_trt.eval.routing` (docs/notes/issue-27.md).
+:mod:`extract_trt.eval.routing` (figures: BENCHMARKS.md, "Cascade and distillation").
 
 **Routing.** :class:`CascadeLabeler` labels a call's pages with the small labeler, scores them, and sends
 to the big labeler either the most uncertain ``budget`` share of pages (ranked within each call of
