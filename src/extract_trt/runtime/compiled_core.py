@@ -44,16 +44,6 @@ def compiled() -> bool:
     return True
 
 
-def describe() -> str:
-    """Which build runs, in words (for benchmark reports)."""
-    if not compiled():
-        return "interpreted (no compiled core)"
-    from extract_trt.runtime import dom
-
-    walk = "C tree walker" if dom.c_walker_in_use() else "selectolax tree walk"
-    return f"compiled core (Cython), {walk}"
-
-
 def _built(name: str) -> Path | None:
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         path = _HERE / f"{name}{suffix}"
