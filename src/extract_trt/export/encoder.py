@@ -42,7 +42,7 @@ from extract_trt.export.common import (
     tensor_spec,
     write_int8,
 )
-from extract_trt.export.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
+from extract_trt.artifacts.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
 from extract_trt.kernels.batching import pad_batch
 from extract_trt.kernels.packing import pack_chunks
 from extract_trt.kernels.sep_gather import BLOCK_OUTPUTS, append_sep_gather, sep_gather
