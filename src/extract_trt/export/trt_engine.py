@@ -2,7 +2,8 @@
 
     engine-<gpu>-<precision>.plan   next to the ONNX model (l4 = sm_89, a100 = sm_80)
     engine-<gpu>-<precision>.timing the builder's timing cache (reused by the next build)
-    extract-trt.json                gains ``engines["<gpu>-<precision>"]`` (:class:`EngineRecord`)
+    extract-trt.json                gains ``engines["<gpu>-<precision>"]``
+                                    (:class:`~extract_trt.artifacts.trt_engine.EngineRecord`)
 
 Steps: static compatibility check (:mod:`~extract_trt.export.trt_compat`) → optimization profiles from
 a sample of pages (:mod:`~extract_trt.export.trt_profiles`) → TensorRT 10 Python API (ONNX parser →
@@ -15,8 +16,9 @@ graph, ``model.qdq.onnx``, written here with ONNX Runtime's static quantization 
 sample pages — ONNX Runtime's dynamic-int8 file (``model.int8.onnx``) is a CPU graph TensorRT rejects.
 
 An engine runs only on the GPU architecture it was built on and with the TensorRT version that built it;
-the build refuses to run on another GPU than ``--gpu`` names, and :func:`check_engine_compatible` is
-what the runtime calls before deserializing. Everything except :func:`build_engine` runs without
+the build refuses to run on another GPU than ``--gpu`` names, and
+:func:`~extract_trt.artifacts.trt_engine.check_engine_compatible` is what the runtime calls before
+deserializing. Everything except :func:`build_engine` runs without
 TensorRT (tested on CPU); :func:`build_engine` is written against the documented TensorRT 10 API and has
 not run in this repository's CI (no GPU there) — ``scripts/gpu-check.sh`` runs it.
 """
