@@ -27,7 +27,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT = "extract_trt"
 BUILT_ON_RUNTIME = ("export", "cli", "eval", "train", "job")
 ERRORS_MODULE = "extract_trt.runtime.errors"  # the error types every package raises
-_CYTHON_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.MULTILINE)
+_CYTHON_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+c?import\b|c?import[ \t]+([\w.]+))", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def module_names(src: Path) -> dict[str, Path]:
     return names
 
 
-def _resolve(name: str, modules: dict[str, Path] | set[str], attribute: str | None = None) -> str:
+def _resolve(name: str, modules: dict[str, Path], attribute: str | None = None) -> str:
     """``from name import attribute``: the submodule when ``attribute`` is one, else ``name``."""
     if attribute and f"{name}.{attribute}" in modules:
         return f"{name}.{attribute}"
@@ -92,7 +92,7 @@ def _cython_imports(module: str, path: Path, modules: dict[str, Path]) -> Iterat
     text = path.read_text(encoding="utf-8")
     for match in _CYTHON_IMPORT.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
-        statement = text[match.start() : text.index("\n", match.end()) if "\n" in text[match.end() :] else None]
+        statement = text[match.start() :].split("\n", 1)[0]
         if match.group(1):
             names = statement.split("import", 1)[1].replace("(", " ").replace(")", " ")
             for name in (n.split(" as ")[0].strip() for n in names.split(",")):
