@@ -33,7 +33,11 @@ def _extensions() -> list[Extension]:
     except ImportError:
         warnings.warn("Cython not installed: extract-trt installs without its compiled core", stacklevel=1)
         return []
-    modules = [Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{name}.py"]) for name in COMPILED_MODULES]
+    # names are dotted relative to the runtime package (html.dom → src/extract_trt/runtime/html/dom.py)
+    modules = [
+        Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{name.replace('.', '/')}.py"])
+        for name in COMPILED_MODULES
+    ]
     modules += [
         Extension(f"extract_trt.runtime.{name}", [f"src/extract_trt/runtime/{sources[0]}"])
         for name, sources in CYTHON_MODULES.items()

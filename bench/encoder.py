@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from extract_trt.export.encoder import EncoderExportOptions, export_encoder
-from extract_trt.export.manifest import MANIFEST_NAME
+from extract_trt.artifacts.manifest import MANIFEST_NAME
 from extract_trt.export.synthetic import EncoderShape, train_tokenizer, write_checkpoint
 from extract_trt.kernels.batching import PaddingStats, plan_batches
 from extract_trt.kernels.packing import pack_chunks

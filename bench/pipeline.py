@@ -33,7 +33,7 @@ from simplify import load  # noqa: E402  (bench/simplify.py: the same pages)
 
 import extract_trt.runtime.extractor as extractor_module  # noqa: E402
 from extract_trt import Extractor  # noqa: E402
-from extract_trt.runtime.compiled_core import describe  # noqa: E402
+from extract_trt.runtime import describe  # noqa: E402
 
 STAGES = ("decode", "simplify", "label", "reconstruct", "convert")
 _clock = time.process_time

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import oracle  # noqa: E402
 
-from extract_trt.runtime.compiled_core import describe  # noqa: E402
+from extract_trt.runtime import describe  # noqa: E402
 from extract_trt.runtime.simplify import simplify  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -51,8 +51,9 @@ def main() -> int:
     import encoder as bench_encoder  # bench/encoder.py: the ~20M model and its tokenizer
     import decoder_fixtures
     import encoder_fixtures as fx
+    from extract_trt.artifacts.trt_engine import ShapeRange
     from extract_trt.export.trt_engine import TrtExportOptions, build_engine, export_tensorrt
-    from extract_trt.export.trt_profiles import EngineProfile, ShapeRange
+    from extract_trt.export.trt_profiles import EngineProfile
     from extract_trt.runtime.features import MARKUP_KINDS, N_DENSE, TEXT_FIELDS
     from extract_trt.runtime.simplify import simplify
 

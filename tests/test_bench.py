@@ -26,7 +26,7 @@ from extract_trt.eval.bench import (
     bench_pipeline,
     session_providers,
 )
-from extract_trt.eval.bench import BenchReport, run_cost
+from extract_trt.eval.bench import run_cost
 from extract_trt.eval.cost import DEFAULT_PRICES, Cost, cost_per_million, gpu_kind, load_prices, machine_price
 from extract_trt.eval.roofline import (
     ARCHS,

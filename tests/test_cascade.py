@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from extract_trt.eval.datasets import record_from_json
-from extract_trt.eval.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
+from extract_trt.train.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
 from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.extractor import Extractor
 from extract_trt.runtime.labelers import get_labeler

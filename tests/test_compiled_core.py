@@ -82,7 +82,7 @@ def test_runtime_switch_picks_the_interpreted_sources() -> None:
         code = f"import extract_trt.runtime.{name} as m; print(m.__file__)"
         env = {**os.environ, PURE_PYTHON_ENV: "1"}
         path = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-        assert path.stdout.strip().endswith(f"{name}.py")
+        assert path.stdout.strip().endswith(f"{name.replace('.', '/')}.py")
 
 
 @pytest.mark.skipif(os.environ.get("EXTRACT_TRT_REQUIRE_COMPILED") != "1", reason="only where a compiler is known")

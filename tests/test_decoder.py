@@ -13,7 +13,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from extract_trt.export.manifest import load_manifest
+from extract_trt.artifacts.manifest import load_manifest
 from extract_trt.runtime.extractor import Extractor
 from extract_trt.runtime.labelers.decoder import DecoderLabeler, DecoderSpec
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler

@@ -35,8 +35,8 @@ def test_engines_of_a_model_directory_against_this_machine(tmp_path) -> None:
     pytest.importorskip("optimum.exporters.onnx", reason="needs the export extra")
     import encoder_fixtures as fx
 
-    from extract_trt.export.manifest import load_manifest
-    from extract_trt.export.trt_engine import EngineRecord
+    from extract_trt.artifacts.manifest import load_manifest
+    from extract_trt.artifacts.trt_engine import EngineRecord
 
     if not (fx.DATA / "pulpie-pages.jsonl.gz").exists():
         pytest.skip("shared data not mounted")

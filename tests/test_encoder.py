@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from extract_trt.export.manifest import MANIFEST_NAME, ManifestError
+from extract_trt.artifacts.manifest import MANIFEST_NAME, ManifestError
 from extract_trt.runtime.block_tokens import BlockTokenizer, block_strings
 from extract_trt.runtime.session import ProviderUnavailableError, SessionConfig
 from extract_trt.runtime.simplify import simplify

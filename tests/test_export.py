@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from extract_trt.export.manifest import (
+from extract_trt.artifacts.manifest import (
     MANIFEST_NAME,
     ManifestError,
     ModelManifest,

@@ -14,21 +14,25 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from extract_trt.export.manifest import ManifestError, load_manifest
-from extract_trt.export.trt_compat import check_tensorrt_compat, rules
-from extract_trt.export.trt_engine import (
+from extract_trt.artifacts.manifest import ManifestError, load_manifest
+from extract_trt.artifacts.trt_engine import (
     EngineMismatchError,
     EngineRecord,
+    ProfileError,
+    ShapeRange,
     TensorRTUnavailableError,
-    TrtExportOptions,
     check_engine_compatible,
+)
+from extract_trt.export.trt_compat import check_tensorrt_compat, rules
+from extract_trt.export.trt_engine import (
+    TrtExportOptions,
     engine_bindings,
     ort_tensorrt_options,
     record_engine,
     sample_profiles,
     write_qdq_int8,
 )
-from extract_trt.export.trt_profiles import ProfileError, ShapeRange, decoder_profiles, encoder_profiles, length_stats
+from extract_trt.export.trt_profiles import decoder_profiles, encoder_profiles, length_stats
 from extract_trt.kernels.batching import plan_batches
 from extract_trt.runtime.session import TensorRTOptions
 

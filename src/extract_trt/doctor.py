@@ -186,8 +186,8 @@ def find_tensorrt() -> tuple[str | None, str | None]:
 
 def engine_matches(model_dir: Path, gpus: list[GpuInfo], trt_version: str | None, working_providers: list[str]) -> list[EngineMatch]:
     """The engines and EP-context models a model directory records, each against this machine."""
-    from extract_trt.export.manifest import ManifestError, load_manifest
-    from extract_trt.export.trt_engine import EngineMismatchError, EngineRecord, check_engine_compatible
+    from extract_trt.artifacts.manifest import ManifestError, load_manifest
+    from extract_trt.artifacts.trt_engine import EngineMismatchError, EngineRecord, check_engine_compatible
 
     try:
         manifest = load_manifest(model_dir, check_files=False)

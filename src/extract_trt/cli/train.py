@@ -80,11 +80,13 @@ def train(
     if teacher is None:
         train_block_model(data_dir, out_dir, config, log=log)
         return
+    from extract_trt.cli.progress import Progress
     from extract_trt.train.distill import distil
 
+    bar = Progress(sys.stderr.isatty() if progress is None else progress)
     try:
         distil(teacher, pages or [], out_dir, config, cache_dir=cache, data_dir=data_dir if mix else None, log=log,
-               progress=sys.stderr.isatty() if progress is None else progress)  # fmt: skip
+               on_page=lambda failed: bar.add(1, int(failed)), on_teacher_done=bar.close)  # fmt: skip
     except ExtractError as exc:
         typer.echo(f"extract-trt: error: {exc}", err=True)
         raise typer.Exit(2) from None

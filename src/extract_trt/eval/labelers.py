@@ -72,7 +72,7 @@ def _exported_model_labeler(spec: str, provider: str | None) -> Labeler:
         raise ProviderChoiceError(
             f"{spec}: only model directories written by `extract-trt export` ({EXPORT_MANIFEST}) run on a chosen provider"
         )
-    from extract_trt.export.manifest import load_manifest
+    from extract_trt.artifacts.manifest import load_manifest
     from extract_trt.runtime.session import SessionConfig
 
     directory = Path(spec)

@@ -1,5 +1,6 @@
-"""Building model artifacts: Hugging Face checkpoints → self-describing ONNX model directories.
+"""Building model artifacts: Hugging Face checkpoints → self-describing ONNX model directories (and
+TensorRT engines for them).
 
-Only :mod:`extract_trt.export.manifest` is imported by the runtime (it is stdlib-only); the exporters
-need the ``export`` extra (torch, transformers, optimum-onnx) and are imported on use.
+The exporters need the ``export`` extra (torch, transformers, optimum-onnx) and are imported on use. What
+they write and the runtime reads (the manifest, the engine records) lives in :mod:`extract_trt.artifacts`.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from extract_trt.export.manifest import MANIFEST_NAME, TensorSpec, file_sha256
+from extract_trt.artifacts.manifest import MANIFEST_NAME, TensorSpec, file_sha256
 from extract_trt.runtime.errors import ExtractError
 
 __all__ = [

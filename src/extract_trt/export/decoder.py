@@ -46,7 +46,7 @@ from extract_trt.export.common import (
     tensor_spec,
     write_int8,
 )
-from extract_trt.export.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
+from extract_trt.artifacts.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
 from extract_trt.runtime.labelers.decoder import CHOICE_OUTPUT, DecoderSpec
 
 __all__ = ["DecoderExportOptions", "export_decoder", "rewrite_lm_head"]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -42,11 +41,11 @@ from extract_trt.export.common import (
     tensor_spec,
     write_int8,
 )
-from extract_trt.export.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
+from extract_trt.artifacts.manifest import MANIFEST_NAME, ModelManifest, SourceInfo, VariantSpec, file_sha256
 from extract_trt.kernels.batching import pad_batch
 from extract_trt.kernels.packing import pack_chunks
 from extract_trt.kernels.sep_gather import BLOCK_OUTPUTS, append_sep_gather, sep_gather
-from extract_trt.runtime.block_tokens import BlockTokenizer, block_strings
+from extract_trt.runtime.block_tokens import BlockTokenizer
 
 __all__ = [
     "EncoderExportOptions",

@@ -21,14 +21,14 @@ From NVIDIA's "Migrating from TensorRT 10.x to 11.x" guide (Python API reference
   11.x; the runtime's allocator implements ``reallocate_output_async`` too).
 
 TensorRT 8.x/9.x (binding-index API) and releases after 11.x are refused with the install command.
-Engines never move between releases anyway (:func:`~extract_trt.export.trt_engine.check_engine_compatible`).
+Engines never move between releases anyway (:func:`~extract_trt.artifacts.trt_engine.check_engine_compatible`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
+from extract_trt.artifacts.trt_engine import SUPPORTED_TENSORRT_MAJORS, tensorrt_release, unsupported_tensorrt
 from extract_trt.export.common import ExportError
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
     "release",
 ]
 
-SUPPORTED_MAJORS = (10, 11)
+SUPPORTED_MAJORS = SUPPORTED_TENSORRT_MAJORS
 EngineSource = Literal["fp32", "fp16", "qdq"]
 
 
@@ -50,26 +50,18 @@ class TensorRTVersionError(ExportError):
 
 def release(version: str) -> tuple[int, ...]:
     """``"10.16.1.11"`` → ``(10, 16, 1, 11)``; suffixes such as ``.post1`` or ``rc1`` are ignored."""
-    numbers = []
-    for part in version.split("."):
-        match = re.match(r"\d+", part)
-        if match is None:
-            break
-        numbers.append(int(match.group()))
-    if not numbers:
-        raise TensorRTVersionError(f"cannot read the TensorRT version {version!r}")
-    return tuple(numbers)
+    try:
+        return tensorrt_release(version)
+    except ValueError as exc:
+        raise TensorRTVersionError(str(exc)) from None
 
 
 def check_supported(version: str) -> int:
     """The major release of ``version``, or :class:`TensorRTVersionError` unless it is 10 or 11."""
-    major = release(version)[0]
-    if major not in SUPPORTED_MAJORS:
-        raise TensorRTVersionError(
-            f"TensorRT {version} is installed; extract-trt builds and runs engines with TensorRT "
-            f"{' and '.join(f'{m}.x' for m in SUPPORTED_MAJORS)}: pip install 'tensorrt-cu12>=10,<12'"
-        )
-    return major
+    problem = unsupported_tensorrt(version)
+    if problem is not None:
+        raise TensorRTVersionError(problem)
+    return release(version)[0]
 
 
 def builder_flag_names(version: str, precision: str) -> tuple[str, ...]:

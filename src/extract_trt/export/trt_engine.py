@@ -2,7 +2,8 @@
 
     engine-<gpu>-<precision>.plan   next to the ONNX model (l4 = sm_89, a100 = sm_80)
     engine-<gpu>-<precision>.timing the builder's timing cache (reused by the next build)
-    extract-trt.json                gains ``engines["<gpu>-<precision>"]`` (:class:`EngineRecord`)
+    extract-trt.json                gains ``engines["<gpu>-<precision>"]``
+                                    (:class:`~extract_trt.artifacts.trt_engine.EngineRecord`)
 
 Steps: static compatibility check (:mod:`~extract_trt.export.trt_compat`) → optimization profiles from
 a sample of pages (:mod:`~extract_trt.export.trt_profiles`) → TensorRT 10.x/11.x Python API (ONNX parser →
@@ -17,8 +18,9 @@ graph, ``model.qdq.onnx``, written here with ONNX Runtime's static quantization 
 sample pages — ONNX Runtime's dynamic-int8 file (``model.int8.onnx``) is a CPU graph TensorRT rejects.
 
 An engine runs only on the GPU architecture it was built on and with the TensorRT version that built it;
-the build refuses to run on another GPU than ``--gpu`` names, and :func:`check_engine_compatible` is
-what the runtime calls before deserializing. Everything except :func:`build_engine` runs without
+the build refuses to run on another GPU than ``--gpu`` names, and
+:func:`~extract_trt.artifacts.trt_engine.check_engine_compatible` is what the runtime calls before
+deserializing. Everything except :func:`build_engine` runs without
 TensorRT (tested on CPU); :func:`build_engine` is written against the documented TensorRT 10/11 API and has
 not run in this repository's CI (no GPU there) — ``scripts/gpu-check.sh`` runs it.
 """
@@ -29,32 +31,31 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from extract_trt.artifacts.manifest import ModelManifest, file_sha256, load_manifest
+from extract_trt.artifacts.trt_engine import (
+    EngineBinding,
+    EngineMismatchError,
+    EngineRecord,
+    TensorRTUnavailableError,
+    import_tensorrt,
+)
 from extract_trt.export.common import ExportError
-from extract_trt.export.manifest import ModelManifest, file_sha256, load_manifest
-from extract_trt.export.trt_api import TensorRTVersionError, builder_flag_names, check_supported, engine_source
+from extract_trt.export.trt_api import builder_flag_names, engine_source
 from extract_trt.export.trt_compat import check_tensorrt_compat
 from extract_trt.export.trt_profiles import EngineProfile, decoder_profiles, encoder_profiles
-from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.session import TensorRTOptions
 
 __all__ = [
     "GPUS",
     "PRECISIONS",
-    "EngineBinding",
-    "EngineMismatchError",
-    "EngineRecord",
     "GpuTarget",
-    "TensorRTUnavailableError",
     "TrtExportOptions",
-    "check_engine_compatible",
     "engine_bindings",
     "export_ort_ep_context",
     "export_tensorrt",
-    "import_tensorrt",
     "ort_tensorrt_options",
     "sample_profiles",
 ]
@@ -77,60 +78,6 @@ class GpuTarget:
 
 
 GPUS = {"l4": GpuTarget("l4", (8, 9), "NVIDIA L4"), "a100": GpuTarget("a100", (8, 0), "NVIDIA A100")}
-
-
-class TensorRTUnavailableError(ExportError):
-    """The TensorRT Python package (or a CUDA GPU) is not available on this machine."""
-
-
-class EngineMismatchError(LabelerError):
-    """A serialized engine was built for another GPU architecture or TensorRT version than this one."""
-
-
-@dataclass(slots=True)
-class EngineBinding:
-    """One engine I/O tensor: what a C++ caller binds (``-1`` in ``shape`` = set per call)."""
-
-    name: str
-    mode: str  # "input" | "output"
-    dtype: str  # manifest dtype names (int64, float32, …)
-    shape: list[int]
-    profiles: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # inputs: profile → min/opt/max
-    data_dependent: bool = False  # output size known only after execution (needs an IOutputAllocator)
-
-
-@dataclass(slots=True)
-class EngineRecord:
-    """The manifest entry of one engine (``engines["<gpu>-<precision>"]``)."""
-
-    file: str
-    gpu: str
-    compute_capability: str  # "sm_89"
-    precision: str
-    tensorrt_version: str
-    onnx_file: str
-    profiles: list[dict[str, Any]]
-    bindings: list[EngineBinding]
-    workspace_bytes: int
-    timing_cache: str = ""
-    plugins: bool = False  # the engine uses libnvinfer_plugin layers (initLibNvInferPlugins before deserializing)
-    device_name: str = ""
-    sha256: str = ""
-    bytes: int = 0
-    created: str = ""
-
-    @property
-    def key(self) -> str:
-        return f"{self.gpu}-{self.precision}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EngineRecord:
-        data = dict(data)
-        data["bindings"] = [EngineBinding(**b) for b in data.get("bindings", [])]
-        return cls(**data)
 
 
 @dataclass(slots=True)
@@ -158,47 +105,6 @@ class TrtExportOptions:
 
 
 # -- what runs without TensorRT ---------------------------------------------------------------------
-
-
-def import_tensorrt():
-    """The ``tensorrt`` module (10.x or 11.x), or :class:`TensorRTUnavailableError` saying how to get it."""
-    try:
-        import tensorrt
-    except (ImportError, OSError) as exc:  # OSError: the wheel is there but libnvinfer is not loadable
-        raise TensorRTUnavailableError(
-            f"TensorRT is not importable ({exc}); on a machine with an NVIDIA GPU install it with "
-            "`pip install 'extract-trt[gpu]'` (tensorrt-cu12, TensorRT 10.x or 11.x; `extract-trt doctor` "
-            "checks the setup) — or use the ONNX Runtime TensorRT execution provider route (--route ort-ep)"
-        ) from None
-    try:
-        check_supported(tensorrt.__version__)
-    except TensorRTVersionError as exc:
-        raise TensorRTUnavailableError(str(exc)) from None
-    return tensorrt
-
-
-def check_engine_compatible(record: EngineRecord, *, compute_capability: tuple[int, int], tensorrt_version: str) -> None:
-    """Raise :class:`EngineMismatchError` unless the engine can run here.
-
-    TensorRT engines are specific to the GPU architecture (compute capability) and to the exact
-    TensorRT release (major.minor.patch) that built them.
-    """
-    here = f"sm_{compute_capability[0]}{compute_capability[1]}"
-    if record.compute_capability != here:
-        raise EngineMismatchError(
-            f"engine {record.file} was built for {record.gpu} ({record.compute_capability}); this GPU is {here}: "
-            f"build one here with `extract-trt export trt MODEL_DIR --gpu …` (l4 = sm_89, a100 = sm_80)"
-        )
-    built, running = _release(record.tensorrt_version), _release(tensorrt_version)
-    if built != running:
-        raise EngineMismatchError(
-            f"engine {record.file} was built with TensorRT {record.tensorrt_version}; this process has "
-            f"TensorRT {tensorrt_version}: rebuild the engine (engines are not portable across TensorRT releases)"
-        )
-
-
-def _release(version: str) -> tuple[str, ...]:
-    return tuple(version.split(".")[:3])
 
 
 def engine_bindings(model, profiles: Sequence[EngineProfile]) -> list[EngineBinding]:

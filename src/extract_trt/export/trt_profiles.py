@@ -26,40 +26,15 @@ from typing import Any
 
 import numpy as np
 
+from extract_trt.artifacts.trt_engine import ProfileError, ShapeRange
+
 __all__ = [
     "EngineProfile",
     "LengthStats",
-    "ProfileError",
-    "ShapeRange",
     "decoder_profiles",
     "encoder_profiles",
     "length_stats",
 ]
-
-
-class ProfileError(ValueError):
-    """Lengths or limits from which no valid profile can be built."""
-
-
-@dataclass(frozen=True, slots=True)
-class ShapeRange:
-    """``min ≤ opt ≤ max`` shapes of one input (element-wise)."""
-
-    min: tuple[int, ...]
-    opt: tuple[int, ...]
-    max: tuple[int, ...]
-
-    def __post_init__(self) -> None:
-        if not len(self.min) == len(self.opt) == len(self.max):
-            raise ProfileError(f"min/opt/max ranks differ: {self.min} {self.opt} {self.max}")
-        if any(not 0 <= a <= b <= c for a, b, c in zip(self.min, self.opt, self.max)):
-            raise ProfileError(f"shapes must satisfy 0 ≤ min ≤ opt ≤ max: {self.min} {self.opt} {self.max}")
-
-    def covers(self, shape: Sequence[int]) -> bool:
-        return len(shape) == len(self.min) and all(a <= s <= c for a, s, c in zip(self.min, shape, self.max))
-
-    def to_dict(self) -> dict[str, list[int]]:
-        return {"min": list(self.min), "opt": list(self.opt), "max": list(self.max)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,10 @@ import sys
 import warnings
 from pathlib import Path
 
-# Runtime modules compiled by setup.py, in dependency order.
+# Runtime modules compiled by setup.py, in dependency order, named relative to the runtime package.
 COMPILED_MODULES = ("dom", "simplify", "reconstruct", "markdown", "convert", "features")
 # Modules written in Cython proper (no interpreted twin; used only by the compiled core, when present),
-# with the sources they are built from.
+# with the sources they are built from (paths relative to the runtime package's directory).
 CYTHON_MODULES = {"lexbor_walk": ("lexbor_walk.pyx", "dom.pxd"), "feature_hash": ("feature_hash.pyx",)}
 PURE_PYTHON_ENV = "EXTRACT_TRT_PURE_PYTHON"
 _PACKAGE = "extract_trt.runtime"
@@ -44,19 +44,14 @@ def compiled() -> bool:
     return True
 
 
-def describe() -> str:
-    """Which build runs, in words (for benchmark reports)."""
-    if not compiled():
-        return "interpreted (no compiled core)"
-    from extract_trt.runtime import dom
-
-    walk = "C tree walker" if dom.c_walker_in_use() else "selectolax tree walk"
-    return f"compiled core (Cython), {walk}"
+def _file(name: str, suffix: str) -> Path:
+    """The file of the runtime module ``name`` (dotted, relative to the runtime package) with ``suffix``."""
+    return _HERE / f"{name.replace('.', '/')}{suffix}"
 
 
 def _built(name: str) -> Path | None:
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = _HERE / f"{name}{suffix}"
+        path = _file(name, suffix)
         if path.exists():
             return path
     return None
@@ -74,7 +69,7 @@ def fresh(name: str) -> bool:
 
 
 def _source_mtime(name: str) -> float:
-    sources = [_HERE / f"{name}.py", _HERE / f"{name}.pxd"]
+    sources = [_file(name, ".py"), _file(name, ".pxd")]
     return max(path.stat().st_mtime for path in sources if path.exists())
 
 
@@ -83,10 +78,10 @@ class _SourceFinder:
 
     @staticmethod
     def find_spec(fullname: str, path=None, target=None):
-        package, _, name = fullname.rpartition(".")
-        if package != _PACKAGE or name not in COMPILED_MODULES:
+        name = fullname.removeprefix(f"{_PACKAGE}.")
+        if name == fullname or name not in COMPILED_MODULES:
             return None
-        return importlib.util.spec_from_file_location(fullname, _HERE / f"{name}.py")
+        return importlib.util.spec_from_file_location(fullname, _file(name, ".py"))
 
 
 def use_sources_when_needed() -> None:

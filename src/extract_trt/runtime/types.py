@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from extract_trt.runtime.simplify import PageMap
+    from extract_trt.runtime.dom import Node
+
+
+class PageMap(Protocol):
+    """The original DOM with block ids placed (the reference's ``map_html``, kept as a tree), as
+    reconstruction and the DOM-reading labelers read it.
+
+    The simplifier makes it (:class:`extract_trt.runtime.simplify.PageMap`); it is declared here by what its
+    readers use so that these types, which the simplifier builds, do not depend on the simplifier.
+    """
+
+    root: Node
+    id_nodes: dict[int, Node]  # item id → the element or wrapper that carries it
+    profile: Any  # the simplifier's SimplifyProfile: reconstruction follows the same reference version
+
+    def map_html(self) -> str: ...
 
 
 @dataclass(slots=True)

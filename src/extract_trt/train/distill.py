@@ -303,25 +303,25 @@ def distil(
     cache_dir: str | Path | None = None,
     data_dir: str | Path | None = None,
     log: Callable[[str], None] = print,
-    progress: bool = False,
+    on_page: Callable[[bool], None] = lambda failed: None,
+    on_teacher_done: Callable[[], None] = lambda: None,
 ) -> dict:
     """``extract-trt train --teacher``: the teacher pass over ``inputs``, then the built-in recipe on its
-    labels (plus the human-labelled sets of ``data_dir`` when given: ``--mix``). Returns the manifest."""
+    labels (plus the human-labelled sets of ``data_dir`` when given: ``--mix``). Returns the manifest.
+    ``on_page(failed)`` is called after each page of the teacher pass (a progress bar), ``on_teacher_done``
+    when the pass ends."""
     from dataclasses import replace
 
-    from extract_trt.cli.progress import Progress
     from extract_trt.train.trainer import DATASETS, TrainConfig, load_examples, train_block_model
 
     cfg = config or TrainConfig()
     cache = Path(cache_dir) if cache_dir is not None else Path(f"{Path(out_dir)}.teacher-cache")
     teacher = make_teacher(teacher_spec)
     log(f"teacher {teacher.name}: labelling {', '.join(inputs)} (cache {cache})")
-    bar = Progress(progress)
     try:
-        taught = teacher_examples(teacher, read_pages(inputs), cache, on_page=lambda failed: bar.add(1, int(failed)),
-                                  max_pages=cfg.max_pages)  # fmt: skip
+        taught = teacher_examples(teacher, read_pages(inputs), cache, on_page=on_page, max_pages=cfg.max_pages)
     finally:
-        bar.close()
+        on_teacher_done()
     log(f"teacher pass: {taught.labelled} pages labelled, {taught.cached} from the cache, {taught.failed} failed, "
         f"{taught.skipped} skipped")  # fmt: skip
     if not taught.examples:

@@ -87,7 +87,7 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
 
         return AnnotationLabeler()
     if (Path(spec) / "extract-trt.json").is_file():  # an `extract-trt export onnx` directory
-        from extract_trt.export.manifest import load_manifest
+        from extract_trt.artifacts.manifest import load_manifest
 
         task = load_manifest(spec, check_files=False).task
         if task == "token-classification":

@@ -13,7 +13,7 @@ a mean block entropy it weighs a doubtful 300-word paragraph above a doubtful "S
 an absolute count of doubtful words it is relative to the page's content, as the F1 loss is (a long page
 with one doubtful sentence loses little). Blocks dropped as repeats of an earlier main block count as
 decided (their copy carries the words). How well it ranks pages by their real loss is measured in
-:mod:`extract_trt.eval.routing` (figures: BENCHMARKS.md, "Cascade and distillation").
+:mod:`extract_trt.train.routing` (figures: BENCHMARKS.md, "Cascade and distillation").
 
 **Routing.** :class:`CascadeLabeler` labels a call's pages with the small labeler, scores them, and sends
 to the big labeler either the most uncertain ``budget`` share of pages (ranked within each call of
@@ -21,7 +21,7 @@ to the big labeler either the most uncertain ``budget`` share of pages (ranked w
 run) or every page whose score reaches ``threshold``. Ranking within windows is as good as ranking the
 whole set when pages arrive in no particular order, not when similar pages come in runs (a crawl sorted
 by site): then a threshold chosen on a sample of the pages (the score of its most uncertain ``budget``
-share; :mod:`extract_trt.eval.routing` lists them) routes as a global ranking would. The routed pages go to the big labeler together
+share; :mod:`extract_trt.train.routing` lists them) routes as a global ranking would. The routed pages go to the big labeler together
 (in its ``pages_per_call`` batches). Every page keeps its own labels' ``labeler`` name, so a result says
 which model decided it. A page the big labeler fails on (an exception, a wrong label count) keeps the
 small labeler's labels with ``fallback`` set, and the run goes on.

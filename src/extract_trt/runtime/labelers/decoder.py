@@ -327,7 +327,7 @@ class DecoderLabeler:
     @classmethod
     def from_model_dir(cls, model_dir: str | Path, *, variant: str | None = None, session_config=None, **kw) -> DecoderLabeler:
         """A labeler for a model directory written by ``extract-trt export onnx --task text-generation-with-past``."""
-        from extract_trt.export.manifest import ManifestError, load_manifest
+        from extract_trt.artifacts.manifest import ManifestError, load_manifest
         from extract_trt.runtime.session import create_session
 
         model_dir = Path(model_dir)

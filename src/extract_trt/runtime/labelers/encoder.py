@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from extract_trt.export.manifest import ManifestError, ModelManifest, load_manifest
+from extract_trt.artifacts.manifest import ManifestError, ModelManifest, load_manifest
 from extract_trt.kernels.batching import PaddingStats, pad_batch, plan_batches
 from extract_trt.kernels.packing import Chunk, pack_chunks
 from extract_trt.kernels.sep_gather import sep_gather

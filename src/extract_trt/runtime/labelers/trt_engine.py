@@ -12,8 +12,8 @@ GIL, so the labeler's prefetch thread tokenizes and packs the next group of page
 count and are received through an ``IOutputAllocator``.
 
 Before deserializing, the manifest's engine record is checked against this GPU and this TensorRT
-(:func:`~extract_trt.export.trt_engine.check_engine_compatible`): a wrong compute capability or
-TensorRT release is an :class:`~extract_trt.export.trt_engine.EngineMismatchError`, not a crash.
+(:func:`~extract_trt.artifacts.trt_engine.check_engine_compatible`): a wrong compute capability or
+TensorRT release is an :class:`~extract_trt.artifacts.trt_engine.EngineMismatchError`, not a crash.
 GPU-only code: written against the TensorRT 10.x/11.x Python API (the runtime calls are the same on both; see
 :mod:`~extract_trt.export.trt_api`), not run in CI (no GPU there).
 """
@@ -25,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from extract_trt.export.manifest import ModelManifest
-from extract_trt.export.trt_engine import (
+from extract_trt.artifacts.manifest import ModelManifest
+from extract_trt.artifacts.trt_engine import (
     EngineMismatchError,
     EngineRecord,
+    ShapeRange,
     TensorRTUnavailableError,
     check_engine_compatible,
     import_tensorrt,
 )
-from extract_trt.export.trt_profiles import ShapeRange
 from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.labelers.encoder import EncoderLabeler
 from extract_trt.runtime.session import SessionConfig, SessionInfo

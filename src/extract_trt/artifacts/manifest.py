@@ -113,7 +113,7 @@ class ModelManifest:
     variants: dict[str, VariantSpec] = field(default_factory=dict)
     source: SourceInfo = field(default_factory=SourceInfo)
     decoder: dict[str, Any] | None = None  # reserved for the Dripper-format decoder backend
-    # TensorRT engines by "<gpu>-<precision>" (export.trt_engine.EngineRecord.to_dict(): file, GPU, compute
+    # TensorRT engines by "<gpu>-<precision>" (artifacts.trt_engine.EngineRecord.to_dict(): file, GPU, compute
     # capability, TensorRT version, profiles, bindings); written by `extract-trt export trt`.
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)

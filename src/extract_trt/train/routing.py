@@ -20,7 +20,7 @@ of the small labeler) and the share of the total loss found in the top 10/20/30 
 Alongside the chosen score, two simpler ones for comparison: the mean block entropy and the number of
 words in blocks with p(main) between 0.2 and 0.8.
 
-``python -m extract_trt.eval.routing --dataset wcxb-dev.jsonl.gz --ids ids.txt --out DIR`` writes
+``python -m extract_trt.train.routing --dataset wcxb-dev.jsonl.gz --ids ids.txt --out DIR`` writes
 ``pages.json`` (one row per page), ``routing.json`` and ``routing.md``, and ``routing.png`` with matplotlib.
 """
 
