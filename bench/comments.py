@@ -3,7 +3,7 @@
 
     python bench/comments.py [--set wcxb-dev] [--pages 200]
 
-The detector (:func:`extract_trt.runtime.comments.comment_mask`) runs on every page whatever the setting;
+The detector (:func:`extract_trt.runtime.html.comments.comment_mask`) runs on every page whatever the setting;
 ``comments=True`` adds a second reconstruction and conversion on the pages that have comments.
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from extract_trt import Extractor
-from extract_trt.runtime.comments import comment_mask
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.comments import comment_mask
+from extract_trt.runtime.html.simplify import simplify
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

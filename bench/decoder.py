@@ -114,13 +114,13 @@ class FlippedDrafts:
 def run_mode(model_dir: Path, variant: str, pages, mode: str, **kw):
     from extract_trt.runtime.labelers.decoder import DecoderLabeler
     from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
-    from extract_trt.runtime.session import SessionConfig
+    from extract_trt.runtime.labelers.session import SessionConfig
 
     lab = DecoderLabeler.from_model_dir(
         model_dir, variant=variant, session_config=SessionConfig(providers="cpu"), mode=mode, batch_size=1,
         fallback_labeler=HeuristicLabeler(), **kw,
     )  # fmt: skip
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.html.simplify import simplify
 
     lab.decode([simplify("<html><body><p>Warm-up paragraph.</p><p>Two.</p></body></html>", profile=pages[0].page_map.profile)])
     t0 = time.perf_counter()
@@ -162,9 +162,9 @@ def main() -> None:
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
 
-    from extract_trt.runtime.prompts import PROMPTS, decoder_profile
-    from extract_trt.runtime.simplify import simplify
-    from extract_trt.runtime.simplify_v1 import simplify_profile
+    from extract_trt.runtime.html.simplify import simplify
+    from extract_trt.runtime.html.simplify_v1 import simplify_profile
+    from extract_trt.runtime.labelers.prompts import PROMPTS, decoder_profile
 
     profile = decoder_profile(args.profile)
     simplifier = simplify_profile(profile.simplifier)

@@ -27,15 +27,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from extract_trt.export.encoder import EncoderExportOptions, export_encoder
 from extract_trt.artifacts.manifest import MANIFEST_NAME
+from extract_trt.export.encoder import EncoderExportOptions, export_encoder
 from extract_trt.export.synthetic import EncoderShape, train_tokenizer, write_checkpoint
 from extract_trt.kernels.batching import PaddingStats, plan_batches
 from extract_trt.kernels.packing import pack_chunks
-from extract_trt.runtime.block_tokens import BlockTokenizer, block_strings
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.labelers.block_tokens import BlockTokenizer, block_strings
 from extract_trt.runtime.labelers.encoder import EncoderLabeler
-from extract_trt.runtime.session import SessionConfig
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.labelers.session import SessionConfig
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SIZES = {
@@ -133,7 +133,7 @@ def run_labeler(directory: Path, variant: str, pages, threads: int, budget: int,
 
 def length_sweep(directory: Path, lengths: list[int], threads: int) -> list[dict]:
     """tokens/s of one chunk of each length (random ids), fp32 vs int8: where attention takes over."""
-    from extract_trt.runtime.session import create_session
+    from extract_trt.runtime.labelers.session import create_session
 
     vocab = 32000
     rows = []

@@ -25,7 +25,7 @@ import oracle  # noqa: E402
 from extract_trt import Extractor  # noqa: E402
 from extract_trt.eval import Prediction, evaluate, read_dataset  # noqa: E402
 from extract_trt.eval.peers import PEER_NAMES  # noqa: E402
-from extract_trt.runtime.simplify import simplify  # noqa: E402
+from extract_trt.runtime.html.simplify import simplify  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

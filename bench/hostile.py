@@ -248,7 +248,7 @@ def run(inputs: list[str], out: Path, workers: int) -> dict:
 def supervision_cost(pages: int, rounds: int) -> None:
     """Pages/s on real WCXB pages (built-in model), one process vs one supervised worker, rounds alternated
     so that load on the machine hits both alike; the worker's start is counted (it is part of a run)."""
-    from extract_trt.runtime.batch import run as run_pages
+    from extract_trt.runtime.io.batch import run as run_pages
 
     data = Path(__file__).resolve().parents[2] / "shared" / "data" / "wcxb-dev.jsonl.gz"
     records = []

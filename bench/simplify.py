@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import oracle  # noqa: E402
 
 from extract_trt.runtime import describe  # noqa: E402
-from extract_trt.runtime.simplify import simplify  # noqa: E402
+from extract_trt.runtime.html.simplify import simplify  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import extract_trt  # noqa: E402
 from extract_trt import Extractor  # noqa: E402
-from extract_trt.runtime.decode import decode_html  # noqa: E402
+from extract_trt.runtime.html.decode import decode_html  # noqa: E402
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler  # noqa: E402
 
 from hostile_pages import AllMain, hostile_pages, mutate, random_page, seed_pages, violations  # noqa: E402

@@ -22,8 +22,8 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench")]
 def compare(model_dir: Path, gpu: str, precision: str, pages, min_agreement: float) -> bool:
     from extract_trt.export.trt_engine import TrtExportOptions, export_tensorrt
     from extract_trt.runtime.labelers.encoder import EncoderLabeler
+    from extract_trt.runtime.labelers.session import SessionConfig
     from extract_trt.runtime.labelers.trt_engine import EngineEncoderLabeler
-    from extract_trt.runtime.session import SessionConfig
 
     record = export_tensorrt(model_dir, TrtExportOptions(gpu=gpu, precision=precision, max_batch_size=32), report=print)
     cpu = EncoderLabeler(model_dir, session=SessionConfig(providers="cpu"), max_batch_size=32)
@@ -54,8 +54,8 @@ def main() -> int:
     from extract_trt.artifacts.trt_engine import ShapeRange
     from extract_trt.export.trt_engine import TrtExportOptions, build_engine, export_tensorrt
     from extract_trt.export.trt_profiles import EngineProfile
-    from extract_trt.runtime.features import MARKUP_KINDS, N_DENSE, TEXT_FIELDS
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.html.simplify import simplify
+    from extract_trt.runtime.labelers.features import MARKUP_KINDS, N_DENSE, TEXT_FIELDS
 
     ok = True
     pages = [simplify(html) for _, html in bench_encoder.read_pages("wcxb-dev", args.pages)]

@@ -40,8 +40,8 @@ def tokenizer_dir() -> Path:
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from extract_trt.runtime.prompts import PROMPTS
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.html.simplify import simplify
+    from extract_trt.runtime.labelers.prompts import PROMPTS
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence(

@@ -42,7 +42,7 @@ def one_torch_thread():
 @lru_cache(maxsize=None)
 def all_pages() -> tuple:
     """(id, PageBlocks) of every pulpie page."""
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.html.simplify import simplify
 
     with gzip.open(DATA / "pulpie-pages.jsonl.gz", "rt", encoding="utf-8") as fh:
         records = [json.loads(line) for line in fh]
@@ -58,7 +58,7 @@ def test_pages() -> list:
 @lru_cache(maxsize=None)
 def tokenizer():
     from extract_trt.export.synthetic import train_tokenizer
-    from extract_trt.runtime.block_tokens import block_strings
+    from extract_trt.runtime.labelers.block_tokens import block_strings
 
     return train_tokenizer([s for _, p in all_pages() for s in block_strings(p)], VOCAB)
 
@@ -66,7 +66,7 @@ def tokenizer():
 @lru_cache(maxsize=None)
 def checkpoint(architecture: str) -> Path:
     from extract_trt.export.synthetic import EncoderShape, write_checkpoint
-    from extract_trt.runtime.block_tokens import block_strings
+    from extract_trt.runtime.labelers.block_tokens import block_strings
 
     texts = [s for _, p in all_pages() for s in block_strings(p)][::3]
     with one_torch_thread():

@@ -302,7 +302,7 @@ _ERROR = re.compile(r"^[A-Za-z]+Error: \S")
 
 def violations(source: str, result) -> list[str]:
     """The fuzzing properties that ``result`` (of the page whose decoded text is ``source``) breaks."""
-    from extract_trt.runtime.sanitize import active_content
+    from extract_trt.runtime.html.sanitize import active_content
     from markdown_render import markdown_violations
 
     if result.error is not None:

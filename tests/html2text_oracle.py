@@ -14,7 +14,7 @@ from collections import Counter
 
 import html2text
 
-from extract_trt.runtime.convert import remove_spacer_images
+from extract_trt.runtime.html.convert import remove_spacer_images
 
 _WORD = re.compile(r"[^\W_]+")  # emphasis marks are not part of words
 _BLANK_RUNS = re.compile(r"\n{3,}")

@@ -12,7 +12,7 @@ safe when
   ``style`` or ``srcdoc``;
 * every ``href``/``src`` (entities decoded by the parser, blanks and control characters removed as a
   browser removes them) is relative or has a scheme in
-  :data:`~extract_trt.runtime.markdown.LINK_SCHEMES` (``http https ftp mailto tel``).
+  :data:`~extract_trt.runtime.html.markdown.LINK_SCHEMES` (``http https ftp mailto tel``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from markdown_it import MarkdownIt
 from selectolax.lexbor import LexborHTMLParser
 
-from extract_trt.runtime.markdown import LINK_SCHEMES
+from extract_trt.runtime.html.markdown import LINK_SCHEMES
 
 MARKDOWN_TAGS = frozenset(
     {"html", "head", "body", "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "pre",

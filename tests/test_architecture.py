@@ -26,7 +26,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT = "extract_trt"
 BUILT_ON_RUNTIME = ("export", "cli", "eval", "train", "job")
-ERRORS_MODULE = "extract_trt.runtime.errors"  # the error types every package raises
+ERRORS_MODULE = "extract_trt.errors"  # the error types every package raises
 _CYTHON_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+c?import\b|c?import[ \t]+([\w.]+))", re.MULTILINE)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 
-from extract_trt.runtime.batch import run
+from extract_trt.runtime.io.batch import run
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 
 PARAGRAPH = "<p>This page has a paragraph with enough words in it to be the main content of the page.</p>"

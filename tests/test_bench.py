@@ -43,7 +43,7 @@ from extract_trt.eval.roofline import (
     roofline_report,
 )
 from extract_trt.eval.tokens import PageTokens, answer_tokens, measure_pages, pack_lengths, train_bpe
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.simplify import simplify
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

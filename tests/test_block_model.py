@@ -11,9 +11,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="training needs the train extra (torch)")
 
 from extract_trt import Extractor, simplify  # noqa: E402
-from extract_trt.runtime.errors import LabelerError  # noqa: E402
-from extract_trt.runtime.features import Vocabulary, page_features  # noqa: E402
+from extract_trt.errors import LabelerError  # noqa: E402
 from extract_trt.runtime.labelers import default_labeler, get_labeler  # noqa: E402
+from extract_trt.runtime.labelers.features import Vocabulary, page_features  # noqa: E402
 from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     FEATURE_VERSION,
     MANIFEST,
@@ -23,8 +23,8 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     ModelLoadError,
     drop_repeats,
 )
+from extract_trt.runtime.html.simplify import MINERU_V11  # noqa: E402
 from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
-from extract_trt.runtime.simplify import MINERU_V11  # noqa: E402
 from extract_trt.train.data import SIMPLIFIER, Example, domain, in_share, shared_vocabulary, split_of  # noqa: E402
 from extract_trt.train.export_onnx import export_block_model  # noqa: E402
 from extract_trt.train.model import BlockModel, ModelConfig  # noqa: E402

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import extract_trt.runtime.simplify as simplify_module
-from extract_trt.runtime.simplify import simplify
-from extract_trt.runtime.simplify_v1 import DRIPPER_V1
+import extract_trt.runtime.html.simplify as simplify_module
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.simplify_v1 import DRIPPER_V1
 
 import oracle
 

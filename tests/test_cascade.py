@@ -10,16 +10,16 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from extract_trt.errors import LabelerError
 from extract_trt.eval.datasets import record_from_json
-from extract_trt.train.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
-from extract_trt.runtime.errors import LabelerError
 from extract_trt.runtime.extractor import Extractor
+from extract_trt.runtime.html.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.labelers import get_labeler
 from extract_trt.runtime.labelers.block_model import BlockModelLabeler
 from extract_trt.runtime.labelers.cascade import CascadeLabeler, block_words, page_uncertainty
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
-from extract_trt.runtime.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.types import Labels
+from extract_trt.train.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
 
 import encoder_fixtures as fx
 

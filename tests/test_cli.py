@@ -332,7 +332,7 @@ def test_console_script_subprocess(tmp_path: Path, pages_jsonl: Path) -> None:
 
 def test_workers_auto_uses_the_available_cpus_for_more_than_one_batch() -> None:
     from extract_trt.cli.extract import _workers
-    from extract_trt.runtime.batch import auto_workers, available_cpus
+    from extract_trt.runtime.io.batch import auto_workers, available_cpus
 
     assert auto_workers(1, 16, cpus=16) == 1  # a single page (or batch): no worker start-up
     assert auto_workers(40, 16, cpus=16) == 3  # no more workers than batches

@@ -29,7 +29,7 @@ from extract_trt.cli import app
 from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.job import JobConfig, run_job
-from extract_trt.runtime.comments import is_comment_container
+from extract_trt.runtime.html.comments import is_comment_container
 
 SAMPLE = Path(__file__).parent / "data" / "comment_sample.json"
 DATA = io_fixtures.DATA

@@ -24,11 +24,11 @@ _DUMP = r"""
 import dataclasses, gzip, json, sys
 import numpy as np
 import extract_trt.runtime as runtime
-from extract_trt.runtime.convert import to_markdown
-from extract_trt.runtime.features import page_features
-from extract_trt.runtime.reconstruct import reconstruct_main
-from extract_trt.runtime.simplify import simplify
-from extract_trt.runtime.simplify_v1 import DRIPPER_V1
+from extract_trt.runtime.html.convert import to_markdown
+from extract_trt.runtime.html.reconstruct import reconstruct_main
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.simplify_v1 import DRIPPER_V1
+from extract_trt.runtime.labelers.features import page_features
 from extract_trt.runtime.types import Labels
 print(runtime.compiled())
 for html in json.load(sys.stdin):
@@ -88,7 +88,8 @@ def test_runtime_switch_picks_the_interpreted_sources() -> None:
 @pytest.mark.skipif(os.environ.get("EXTRACT_TRT_REQUIRE_COMPILED") != "1", reason="only where a compiler is known")
 def test_compiled_core_c_walker_and_feature_loops_were_built() -> None:
     # setup.py lets a failing Cython compile fall back to the sources; CI must notice that (.ci/run)
-    from extract_trt.runtime import dom, features
+    from extract_trt.runtime.html import dom
+    from extract_trt.runtime.labelers import features
 
     assert runtime.compiled(), "the compiled core did not build: see the Cython output of pip install -v"
     assert dom.c_walker_in_use(), "the C tree walker did not build or failed its probe"
@@ -109,9 +110,9 @@ def test_compiled_core_writes_what_the_sources_write() -> None:
 def test_compiled_tree_pickles_and_rejects_bad_input_like_the_sources() -> None:
     import pickle
 
-    from extract_trt.runtime import dom
-    from extract_trt.runtime.errors import SimplifyError
-    from extract_trt.runtime.simplify import REMOVED_TAGS, simplify
+    from extract_trt.errors import SimplifyError
+    from extract_trt.runtime.html import dom
+    from extract_trt.runtime.html.simplify import REMOVED_TAGS, simplify
 
     html = "<html><head><title>t</title></head><body><nav><a href='/x'>x</a></nav><p>p</p></body></html>"
     root = pickle.loads(pickle.dumps(dom.parse(html, lazy_tags=REMOVED_TAGS)))

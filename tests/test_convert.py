@@ -9,7 +9,7 @@ from pathlib import Path
 import html2text
 import pytest
 
-from extract_trt.runtime.convert import benchmark_markdown, remove_spacer_images, to_markdown, to_text
+from extract_trt.runtime.html.convert import benchmark_markdown, remove_spacer_images, to_markdown, to_text
 
 WEBMAINBENCH = Path("/work/shared/data/webmainbench-sample.jsonl.gz")
 

@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
-from extract_trt.runtime.decode import decode_html, resolve_charset
-from extract_trt.runtime.errors import DecodeError
+from extract_trt.errors import DecodeError
+from extract_trt.runtime.html.decode import decode_html, resolve_charset
 
 RUSSIAN = (
     "Москва — столица России, крупнейший по численности населения город страны. "

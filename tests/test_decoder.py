@@ -15,11 +15,11 @@ import pytest
 
 from extract_trt.artifacts.manifest import load_manifest
 from extract_trt.runtime.extractor import Extractor
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.simplify_v1 import simplify_profile, simplify_v1
 from extract_trt.runtime.labelers.decoder import DecoderLabeler, DecoderSpec
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
-from extract_trt.runtime.prompts import DECODER_PROFILES, parse_answer
-from extract_trt.runtime.simplify import simplify
-from extract_trt.runtime.simplify_v1 import simplify_profile, simplify_v1
+from extract_trt.runtime.labelers.prompts import DECODER_PROFILES, parse_answer
 from extract_trt.runtime.types import Labels
 
 import decoder_fixtures

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from extract_trt.cli import app
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers import get_labeler
 from extract_trt.runtime.labelers.block_model import BlockModelLabeler
-from extract_trt.runtime.simplify import simplify
 from extract_trt.train.align import IGNORE, align_labels
 from extract_trt.train.data import SIMPLIFIER
 from extract_trt.train.distill import TeacherError, make_teacher, teacher_examples

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from extract_trt.artifacts.manifest import MANIFEST_NAME, ManifestError
-from extract_trt.runtime.block_tokens import BlockTokenizer, block_strings
-from extract_trt.runtime.session import ProviderUnavailableError, SessionConfig
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.labelers.block_tokens import BlockTokenizer, block_strings
+from extract_trt.runtime.labelers.session import ProviderUnavailableError, SessionConfig
 
 import encoder_fixtures as fx
 import oracle

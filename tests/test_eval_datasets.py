@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from extract_trt.errors import InputFormatError
 from extract_trt.eval.datasets import read_dataset, read_ids
-from extract_trt.runtime.errors import InputFormatError
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

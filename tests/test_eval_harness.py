@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from extract_trt import Extractor
+from extract_trt.errors import LabelerError
 from extract_trt.eval import evaluate, read_dataset, resolve_candidate
 from extract_trt.eval.harness import ExtractorCandidate, PeerCandidate
 from extract_trt.eval.metrics import word_f1
 from extract_trt.eval.peers import PeerUnavailable, load_peer
 from extract_trt.eval.report import CandidateInfo, PageRow, Report
-from extract_trt.runtime import convert
-from extract_trt.runtime.errors import LabelerError
+from extract_trt.runtime.html import convert
 from extract_trt.runtime.labelers import default_labeler
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler
 from extract_trt.runtime.types import Labels

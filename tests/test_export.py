@@ -16,7 +16,7 @@ from extract_trt.artifacts.manifest import (
     VariantSpec,
     load_manifest,
 )
-from extract_trt.runtime.session import (
+from extract_trt.runtime.labelers.session import (
     ProviderUnavailableError,
     SessionConfig,
     TensorRTOptions,
@@ -176,7 +176,7 @@ def test_sep_gather_graph_equals_the_plain_graph_and_numpy() -> None:
     from extract_trt.kernels.batching import pad_batch
     from extract_trt.kernels.packing import pack_chunks
     from extract_trt.kernels.sep_gather import sep_gather
-    from extract_trt.runtime.block_tokens import BlockTokenizer
+    from extract_trt.runtime.labelers.block_tokens import BlockTokenizer
 
     plain_dir, gathered_dir = fx.exported("eurobert", layout="logits"), fx.exported("eurobert")
     manifest = load_manifest(plain_dir)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from extract_trt import simplify
-from extract_trt.runtime.features import (
+from extract_trt.runtime.labelers.features import (
     BUCKETS, CHARS, HASH_BITS, MARKUP_KINDS, MAX_TRIGRAM_TEXT, N_DENSE, TEXT_FIELDS, UNKNOWN, WORDS, BlockFeatures,
     Vocabulary, page_features, windows,
 )  # fmt: skip
@@ -54,7 +54,7 @@ def _block_bags(f) -> list[list[list[int]]]:
 def test_markup_hashed_once_per_distinct_string_equals_hashing_each_block():
     """Blocks with equal markup strings share rows, and each block's markup bag holds the ids of its own
     names, its ancestors' names and its path, as if every block were hashed alone."""
-    from extract_trt.runtime.features import MAX_ANCESTORS, MAX_MARKUP, MAX_PATH, _codepoints, _word_hashes
+    from extract_trt.runtime.labelers.features import MAX_ANCESTORS, MAX_MARKUP, MAX_PATH, _codepoints, _word_hashes
 
     page = simplify(PAGE)
     f = page_features(page)
@@ -84,7 +84,7 @@ def test_same_text_same_ids_and_case_folding():
 def test_hashes_do_not_depend_on_the_process():
     """Python's str hash is salted per process; the shipped model needs the same ids everywhere."""
     code = (
-        "from extract_trt import simplify; from extract_trt.runtime.features import page_features;"
+        "from extract_trt import simplify; from extract_trt.runtime.labelers.features import page_features;"
         f"print(page_features(simplify({PAGE!r})).ids.tolist())"
     )
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -129,7 +129,7 @@ def test_norms_scale_each_bag_by_its_size_after_windows_and_dropped_ids():
 
 
 def test_character_class_table_matches_the_rules():
-    from extract_trt.runtime.features import _classify, _word_mask
+    from extract_trt.runtime.labelers.features import _classify, _word_mask
 
     cps = np.concatenate([np.arange(0, 0x3000, 7), np.random.default_rng(0).integers(0, 0x110000, 20000)]).astype(np.uint64)
     for table, rule in zip(_word_mask(cps), _classify(cps)):
@@ -137,7 +137,7 @@ def test_character_class_table_matches_the_rules():
 
 
 def test_character_counts():
-    from extract_trt.runtime.features import _char_counts
+    from extract_trt.runtime.labelers.features import _char_counts
 
     counts = _char_counts(["Hello, World! 123.", "", "東京。ÉTÉ"])
     assert counts.tolist() == [[3, 2, 3, 2], [0, 0, 0, 0], [1, 1, 0, 3]]  # punct, sentence ends, digits, upper
@@ -153,7 +153,7 @@ def test_trigrams_only_from_the_start_of_long_blocks():
 def test_container_numbers_find_the_text_region_of_the_page():
     """Per ancestor level: the share of the page's text under that ancestor and its link density; the
     article's paragraphs sit in a container holding most of the text, the menu links in a linked one."""
-    from extract_trt.runtime.features import N_CONTAINERS, _container_numbers
+    from extract_trt.runtime.labelers.features import N_CONTAINERS, _container_numbers
 
     sentence = "Night trains are coming back to Europe, with new routes opening every year. "
     page = simplify(
@@ -180,7 +180,7 @@ def _chars_links(page) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def test_repeated_structure_numbers():
-    from extract_trt.runtime.features import N_CONTAINERS, N_REPEATS
+    from extract_trt.runtime.labelers.features import N_CONTAINERS, N_REPEATS
 
     items = "".join(f'<div class="card"><p class="item">Story number {i} is here</p></div>' for i in range(6))
     html = f"""<html><body>{items}<p>Share</p><article><p>A long article paragraph that says
@@ -207,7 +207,7 @@ def test_repeated_structure_numbers():
 )
 def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):
     """feature_hash.pyx (the compiled build) and the NumPy code give the same arrays, edge cases included."""
-    from extract_trt.runtime import features
+    from extract_trt.runtime.labelers import features
 
     if features._C is None:
         pytest.skip("the C loops are not built (interpreted install)")
@@ -225,7 +225,7 @@ def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):
 
 def test_bag_sums_add_each_ids_row_into_its_bag(monkeypatch):
     """The C loop and the NumPy version sum the same rows, on a real page and after a window."""
-    from extract_trt.runtime import features
+    from extract_trt.runtime.labelers import features
 
     page = simplify(PAGE)
     table = np.random.default_rng(0).standard_normal((BUCKETS, 8)).astype(np.float32)
@@ -253,7 +253,7 @@ def test_bag_sums_add_each_ids_row_into_its_bag(monkeypatch):
 def test_ids_outside_the_vocabulary_become_their_fields_unknown_id(monkeypatch):
     """In a vocabulary, a page keeps its known ids and its bags' sizes; every other id becomes the unknown
     id of its field (words, trigrams, markup). The C loop and the NumPy version agree."""
-    from extract_trt.runtime import features
+    from extract_trt.runtime.labelers import features
 
     f = page_features(simplify(PAGE))
     known = np.unique(f.ids)[::3]

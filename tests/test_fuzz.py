@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extract_trt import Extractor
-from extract_trt.runtime.decode import decode_html
+from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 
 from hostile_pages import AllMain, hostile_pages, mutate, random_page, seed_pages, violations

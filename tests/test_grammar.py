@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_trt.kernels.grammar import GrammarError, build_automaton, choose_main, masked_argmax
-from extract_trt.runtime.prompts import COMPACT_ANSWER, JSON_ANSWER
+from extract_trt.runtime.labelers.prompts import COMPACT_ANSWER, JSON_ANSWER
 
 import decoder_fixtures
 

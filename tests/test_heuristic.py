@@ -251,7 +251,7 @@ def _word_f1(pred: str, truth: str) -> float:
 
 @pytest.mark.skipif(not WCXB.exists(), reason="shared WCXB data not available")
 def test_beats_label_all_on_wcxb_pages() -> None:
-    simplify_module = pytest.importorskip("extract_trt.runtime.simplify")
+    simplify_module = pytest.importorskip("extract_trt.runtime.html.simplify")
     pages, truths = [], []
     with gzip.open(WCXB, "rt", encoding="utf-8") as fh:
         for line in fh:

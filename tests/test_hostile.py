@@ -15,11 +15,11 @@ import threading
 import pytest
 
 from extract_trt import Extractor
-from extract_trt.runtime.limits import check_nesting, parser_work, run_within
-from extract_trt.runtime.errors import TimeBudgetExceededError
+from extract_trt.errors import TimeBudgetExceededError
+from extract_trt.runtime.html.sanitize import active_content
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler
-from extract_trt.runtime.sanitize import active_content
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.limits import check_nesting, parser_work, run_within
 
 from hostile_pages import INJECTIONS, MALFORMED, SHAPES, AllMain, hostile_pages, in_page, item_ids, text_is_from_input
 

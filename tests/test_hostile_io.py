@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from extract_trt import Extractor
 from extract_trt.cli import app
-from extract_trt.runtime.batch import run
-from extract_trt.runtime.decode import decode_html
-from extract_trt.runtime.io import check_page, iter_records
+from extract_trt.runtime.html.decode import decode_html
+from extract_trt.runtime.io.batch import run
+from extract_trt.runtime.io.records import check_page, iter_records
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 from extract_trt.runtime.limits import check_attributes, check_nesting, markup_only
 

@@ -1,4 +1,4 @@
-"""Readers and writers of extract_trt.runtime.io: every input kind, bad records, streaming, writers."""
+"""Readers and writers of extract_trt.runtime.io.records: every input kind, bad records, streaming, writers."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from io_fixtures import real_pages, write_warc
 
-from extract_trt.runtime.errors import InputFormatError
+from extract_trt.errors import InputFormatError
 from extract_trt.runtime.extractor import Result
-from extract_trt.runtime.io import (
+from extract_trt.runtime.io.records import (
     FileTreeWriter,
     JsonlWriter,
     _decode_http_body,

@@ -19,9 +19,9 @@ import typer
 from typer.testing import CliRunner
 
 from extract_trt.cli import app
+from extract_trt.errors import InputFormatError, LabelerError
 from extract_trt.job import JobConfig, JobConfigError, JobError, NamedLabeler, RayOptions, resolve_shards, run_job
 from extract_trt.job.plan import JobLock
-from extract_trt.runtime.errors import InputFormatError, LabelerError
 from extract_trt.runtime.extractor import Extractor
 
 PAGES = data_pages(12)
@@ -272,7 +272,7 @@ def test_ray_mode_without_ray_writes_nothing(shards: dict[str, list[str]], tmp_p
 
 def test_workers_auto() -> None:
     from extract_trt.cli.run_job import _workers
-    from extract_trt.runtime.batch import available_cpus
+    from extract_trt.runtime.io.batch import available_cpus
 
     assert _workers("auto", False, None, None, 1.0, 0.0) == available_cpus()  # local: every CPU here
     assert _workers("auto", True, None, 8, 2.0, 0.0) == 4  # a local Ray: its CPUs ÷ CPUs per actor

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract_trt.runtime import dom
-from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.simplify import REMOVED_TAGS, simplify
-from extract_trt.runtime.simplify_v1 import DRIPPER_V1
+from extract_trt.runtime.html import dom
+from extract_trt.runtime.html.reconstruct import reconstruct
+from extract_trt.runtime.html.simplify import REMOVED_TAGS, simplify
+from extract_trt.runtime.html.simplify_v1 import DRIPPER_V1
 from extract_trt.runtime.types import Labels
 
 DATA = Path("/work/shared/data")

@@ -1,4 +1,4 @@
-"""The C walker (runtime/lexbor_walk.pyx) against the selectolax walk it replaces in dom.parse: the same
+"""The C walker (runtime/html/lexbor_walk.pyx) against the selectolax walk it replaces in dom.parse: the same
 tree — tags, attributes, text, tails, element order, lazily built content — on real and hostile pages."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import json
 import pytest
 from hostile_pages import DATA, hostile_pages, mutate
 
-from extract_trt.runtime import compiled, dom
-from extract_trt.runtime.simplify import MINERU_V11
+from extract_trt.runtime import compiled
+from extract_trt.runtime.html import dom
+from extract_trt.runtime.html.simplify import MINERU_V11
 
 LAZY = MINERU_V11.removed_tags
 
@@ -78,12 +79,12 @@ def test_a_walker_failing_the_probe_is_not_used(monkeypatch: pytest.MonkeyPatch)
 def test_walker_counts_as_fresh_where_its_sources_are_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     from extract_trt.runtime import compiled_core
 
-    if compiled_core._built("lexbor_walk") is None:
+    if compiled_core._built("html.lexbor_walk") is None:
         pytest.skip("C walker not built")
-    assert compiled_core.fresh("lexbor_walk")
+    assert compiled_core.fresh("html.lexbor_walk")
     # a wheel holds the built module but not lexbor_walk.pyx / dom.pxd
-    monkeypatch.setitem(compiled_core.CYTHON_MODULES, "lexbor_walk", ("not-installed.pyx", "not-installed.pxd"))
-    assert compiled_core.fresh("lexbor_walk")
+    monkeypatch.setitem(compiled_core.CYTHON_MODULES, "html.lexbor_walk", ("not-installed.pyx", "not-installed.pxd"))
+    assert compiled_core.fresh("html.lexbor_walk")
 
 
 def test_the_references_mapping_attribute_is_dropped_by_both_walks(monkeypatch: pytest.MonkeyPatch) -> None:

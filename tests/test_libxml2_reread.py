@@ -8,7 +8,7 @@ import random
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from extract_trt.runtime import dom
+from extract_trt.runtime.html import dom
 
 etree = pytest.importorskip("lxml.etree")
 

@@ -1,4 +1,4 @@
-"""Markdown written from the tree (runtime/markdown.py): the rules one by one, and no content lost against
+"""Markdown written from the tree (runtime/html/markdown.py): the rules one by one, and no content lost against
 the html2text conversion it replaced, on real shared pages (word bags)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract_trt.runtime.convert import to_markdown, to_text
-from extract_trt.runtime.dom import Node
+from extract_trt.runtime.html.convert import to_markdown, to_text
+from extract_trt.runtime.html.dom import Node
+from extract_trt.runtime.html.reconstruct import reconstruct_main
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler
-from extract_trt.runtime.reconstruct import reconstruct_main
-from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels
 
 from html2text_oracle import html2text_markdown, word_f1
@@ -80,8 +80,8 @@ def test_nested_links_keep_both_urls() -> None:
     inner = Node("a", {"href": "/i"}, outer)
     outer.text, inner.text, inner.tail = "out ", "in", " more"
     root.children, outer.children = [outer], [inner]
-    from extract_trt.runtime.convert import walk
-    from extract_trt.runtime.markdown import MarkdownWriter
+    from extract_trt.runtime.html.convert import walk
+    from extract_trt.runtime.html.markdown import MarkdownWriter
 
     writer = MarkdownWriter()
     walk(root, writer)

@@ -1,4 +1,4 @@
-"""Markdown safe by construction (runtime/markdown.py escapes at the writer) and linear in nesting depth.
+"""Markdown safe by construction (runtime/html/markdown.py escapes at the writer) and linear in nesting depth.
 
 "Safe" is checked by rendering with a real CommonMark/GFM renderer, raw HTML on and link validation off
 (tests/markdown_render.py): the rendered HTML has only the elements and attributes Markdown makes by
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extract_trt import Extractor
-from extract_trt.runtime.convert import to_markdown
-from extract_trt.runtime.markdown import MAX_NESTING, escape_text, safe_url
+from extract_trt.runtime.html.convert import to_markdown
+from extract_trt.runtime.html.markdown import MAX_NESTING, escape_text, safe_url
 
 from hostile_pages import AllMain, in_page
 from markdown_render import markdown_violations, render

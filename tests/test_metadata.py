@@ -1,4 +1,4 @@
-"""Page metadata (runtime/metadata.py): the sources in their order of trust on hand-written pages, date
+"""Page metadata (runtime/html/metadata.py): the sources in their order of trust on hand-written pages, date
 normalisation, the YAML front matter's safety, the Extractor switch, and real wcxb-dev pages."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from extract_trt import Extractor, PageMetadata
 from extract_trt.eval.datasets import read_dataset
 from extract_trt.eval.metrics import metadata_outcome
-from extract_trt.runtime.metadata import (
+from extract_trt.runtime.html.metadata import (
     block_date,
     detect_language,
     extract_metadata,
@@ -23,7 +23,7 @@ from extract_trt.runtime.metadata import (
     script_date,
     url_date,
 )
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.train.data import split_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from extract_trt.kernels.batching import PaddingStats, pad_batch, plan_batches
 from extract_trt.kernels.packing import Chunk, pack_chunks
 from extract_trt.kernels.sep_gather import sep_gather
-from extract_trt.runtime.prefetch import prefetch
+from extract_trt.runtime.labelers.prefetch import prefetch
 
 import oracle
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.reconstruct import reconstruct
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.types import Labels
 
 import oracle

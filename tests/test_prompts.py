@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract_trt.runtime.prompts import (
+from extract_trt.runtime.labelers.prompts import (
     DECODER_PROFILES,
     PROMPTS,
     QWEN3_CHAT,
@@ -18,7 +18,7 @@ from extract_trt.runtime.prompts import (
     labels_from_answer,
     parse_answer,
 )
-from extract_trt.runtime.prompts import COMPACT_ANSWER, JSON_ANSWER
+from extract_trt.runtime.labelers.prompts import COMPACT_ANSWER, JSON_ANSWER
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "docs" / "reference-spec.md"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract_trt.runtime import convert
+from extract_trt.runtime.html import convert
+from extract_trt.runtime.html.reconstruct import reconstruct
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler, annotation_labels
-from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.simplify import simplify
 from extract_trt.runtime.types import Labels
 
 import oracle

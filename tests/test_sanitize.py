@@ -13,10 +13,10 @@ import pytest
 
 import extract_trt
 from extract_trt import Extractor
-from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.sanitize import active_content, is_unsafe_url
-from extract_trt.runtime.simplify import simplify
-from extract_trt.runtime.simplify_v1 import DRIPPER_V1
+from extract_trt.runtime.html.reconstruct import reconstruct
+from extract_trt.runtime.html.sanitize import active_content, is_unsafe_url
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.simplify_v1 import DRIPPER_V1
 from extract_trt.runtime.types import Labels
 
 from hostile_pages import DATA, XSS_PAGES, XSS_VECTORS, AllMain, in_page, item_ids, seed_pages
@@ -178,7 +178,7 @@ def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults() 
         extractor = Extractor(labeler=labeler, output="html", keep_markup=True, time_budget=None)
         for name, html in pages:
             result = extractor.extract(html)
-            if "comment" in result.labels:  # reader comments leave the main HTML since (runtime/comments.py)
+            if "comment" in result.labels:  # reader comments leave the main HTML since (runtime/html/comments.py)
                 continue
             got[f"{labeler.name}|{name}"] = hashlib.sha256(result.main_html.encode("utf-8")).hexdigest()
     assert len(got) >= 20 and got == {key: expected[key] for key in got}

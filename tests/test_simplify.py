@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN, simplify
+from extract_trt.runtime.html.reconstruct import reconstruct
+from extract_trt.runtime.html.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.types import Labels
 
 import oracle

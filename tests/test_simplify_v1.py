@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from extract_trt.runtime.reconstruct import reconstruct
-from extract_trt.runtime.simplify import MINERU_V11, simplify
-from extract_trt.runtime.simplify_v1 import DRIPPER_V1, simplify_profile, simplify_v1
+from extract_trt.runtime.html.reconstruct import reconstruct
+from extract_trt.runtime.html.simplify import MINERU_V11, simplify
+from extract_trt.runtime.html.simplify_v1 import DRIPPER_V1, simplify_profile, simplify_v1
 from extract_trt.runtime.types import Labels
 
 from test_simplify import CASES, page

@@ -34,7 +34,7 @@ from extract_trt.export.trt_engine import (
 )
 from extract_trt.export.trt_profiles import decoder_profiles, encoder_profiles, length_stats
 from extract_trt.kernels.batching import plan_batches
-from extract_trt.runtime.session import TensorRTOptions
+from extract_trt.runtime.labelers.session import TensorRTOptions
 
 import decoder_fixtures
 import encoder_fixtures as fx
@@ -84,7 +84,7 @@ def test_dynamic_int8_graphs_are_rejected_and_qdq_int8_accepted(tmp_path) -> Non
     assert report.ok, report.errors and {"QuantizeLinear", "DequantizeLinear"} <= set(report.op_types)
     # The QDQ graph computes the same labels as fp32 on real pages (ORT CPU runs QDQ as int8 or simulated).
     from extract_trt.runtime.labelers.encoder import EncoderLabeler
-    from extract_trt.runtime.session import SessionConfig
+    from extract_trt.runtime.labelers.session import SessionConfig
 
     fp32 = EncoderLabeler(model_dir, session=SessionConfig(providers="cpu"))
     prepared = fp32.prepare(fx.test_pages()[:2])
@@ -139,9 +139,9 @@ def test_encoder_profile_covers_every_batch_the_labeler_makes(tmp_path) -> None:
     assert shape.opt[1] % 8 == 0 and shape.opt[0] * shape.opt[1] <= 4096
     assert profile.sample["chunk_tokens"].count > len(html)  # real pages: several chunks each
     # Every batch the encoder labeler plans from these pages lies in the profile.
+    from extract_trt.runtime.html.simplify import simplify
     from extract_trt.runtime.labelers.encoder import EncoderLabeler
-    from extract_trt.runtime.session import SessionConfig
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.labelers.session import SessionConfig
 
     labeler = EncoderLabeler(model_dir, session=SessionConfig(providers="cpu"), max_batch_tokens=4096, max_batch_size=16)
     chunks = labeler.prepare([simplify(h) for h in html]).chunks
@@ -289,8 +289,8 @@ def test_engine_labels_equal_onnx_runtime_cpu(tmp_path) -> None:
 
     from extract_trt.export.trt_engine import GPUS, export_tensorrt
     from extract_trt.runtime.labelers.encoder import EncoderLabeler
+    from extract_trt.runtime.labelers.session import SessionConfig
     from extract_trt.runtime.labelers.trt_engine import EngineEncoderLabeler
-    from extract_trt.runtime.session import SessionConfig
 
     gpu = next((k for k, g in GPUS.items() if g.compute_capability == torch.cuda.get_device_capability(0)), None)
     if gpu is None:

@@ -38,10 +38,10 @@ def extract(
     or ``None`` when the page yields no main content or cannot be read.
 
     Args:
-        html: the page (str, or bytes decoded by the charset rules of :mod:`extract_trt.runtime.decode`).
+        html: the page (str, or bytes decoded by the charset rules of :mod:`extract_trt.runtime.html.decode`).
         url: the page's URL (kept in JSON output and metadata).
         include_comments: add the page's reader comments after the main content (trafilatura's default is
-            ``True``; ours, like corpus pipelines, ``False``); see :mod:`extract_trt.runtime.comments`.
+            ``True``; ours, like corpus pipelines, ``False``); see :mod:`extract_trt.runtime.html.comments`.
         favor_precision / favor_recall: the built-in model's precision (F0.5) or recall (F2) threshold
             (``block-model-precision`` / ``block-model-recall``); at most one of them.
         with_metadata: add the page metadata — a ``---`` front-matter header for ``txt``/``markdown``,

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from extract_trt.runtime.errors import ExtractError
+from extract_trt.errors import ExtractError
 
 __all__ = [
     "FORMAT_VERSION",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from extract_trt.runtime.errors import ExtractError, LabelerError
+from extract_trt.errors import ExtractError, LabelerError
 
 __all__ = [
     "EngineBinding",

@@ -115,11 +115,11 @@ def bench_command(
 ) -> None:
     """Measure speed and cost: stages, pages/s, p50/p95, peak RSS, providers in use, $/M pages, GPU roofline."""
     from extract_trt.cli.extract import sample_paths
+    from extract_trt.errors import InputFormatError
     from extract_trt.eval.bench import run_bench
     from extract_trt.eval.cost import load_prices, machine_price, resolve_throughput
     from extract_trt.eval.roofline import Assumptions
-    from extract_trt.runtime.errors import InputFormatError
-    from extract_trt.runtime.io import iter_records
+    from extract_trt.runtime.io.records import iter_records
 
     from extract_trt.cli.extras import BENCH_EXTRA, missing_extra
 

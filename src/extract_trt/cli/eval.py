@@ -113,9 +113,9 @@ def eval_command(
     """Score main-content extractors on labeled pages: WCXB word F1, WebMainBench ROUGE-5 (jieba),
     Pulpie ROUGE-5 (whitespace), snippet rates; breakdowns by page type, level and language; speed."""
     from extract_trt.cli.progress import Progress
+    from extract_trt.errors import ExtractError
     from extract_trt.eval import evaluate, read_dataset, read_ids
     from extract_trt.eval.peers import PeerUnavailable
-    from extract_trt.runtime.errors import ExtractError
 
     if compare is not None:
         return _compare(compare, out)

@@ -71,8 +71,8 @@ def onnx(
         return
     if task != "token-classification":
         raise typer.BadParameter("use token-classification or text-generation-with-past", param_hint="--task")
+    from extract_trt.errors import ExtractError
     from extract_trt.export.encoder import EncoderExportOptions, export_encoder
-    from extract_trt.runtime.errors import ExtractError
 
     if not checkpoint.is_dir():
         raise typer.BadParameter(f"{checkpoint} is not a directory", param_hint="CHECKPOINT")
@@ -94,8 +94,8 @@ def onnx(
 
 
 def _export_decoder(checkpoint, out, profile, int8, fp16, max_context, opset, verify_html) -> None:
+    from extract_trt.errors import ExtractError
     from extract_trt.export.decoder import DecoderExportOptions, export_decoder
-    from extract_trt.runtime.errors import ExtractError
 
     if fp16:
         raise typer.BadParameter("decoders are exported as fp32 (+ --int8)", param_hint="--fp16")

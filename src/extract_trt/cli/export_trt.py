@@ -37,8 +37,8 @@ def trt(
     ] = "tensorrt",
 ) -> None:
     """Build a TensorRT engine tuned to one GPU, record it in the manifest."""
+    from extract_trt.errors import ExtractError
     from extract_trt.export.trt_engine import TrtExportOptions, export_ort_ep_context, export_tensorrt
-    from extract_trt.runtime.errors import ExtractError
 
     if route not in ("tensorrt", "ort-ep"):
         raise typer.BadParameter("use tensorrt or ort-ep", param_hint="--route")

@@ -1,11 +1,11 @@
 """``extract-trt extract``: read pages, extract main content, write it. Thin glue over
-:mod:`extract_trt.runtime.io` (readers/writers) and :mod:`extract_trt.runtime.batch` (workers).
+:mod:`extract_trt.runtime.io.records` (readers/writers) and :mod:`extract_trt.runtime.io.batch` (workers).
 
 Where the output goes (first rule that applies):
 
 1. ``-o DIR/`` (trailing slash) or ``-o`` an existing directory → one file per page + ``index.jsonl`` +
-   ``errors.jsonl`` (:class:`~extract_trt.runtime.io.FileTreeWriter`).
-2. ``-o FILE.jsonl`` (``.jsonl.gz``, ``.ndjson``) → JSON lines (:class:`~extract_trt.runtime.io.JsonlWriter`).
+   ``errors.jsonl`` (:class:`~extract_trt.runtime.io.records.FileTreeWriter`).
+2. ``-o FILE.jsonl`` (``.jsonl.gz``, ``.ndjson``) → JSON lines (:class:`~extract_trt.runtime.io.records.JsonlWriter`).
 3. No ``-o`` (or ``-o -``): the single page's content to stdout when the input is exactly one HTML
    document (one HTML file, or stdin holding HTML); otherwise JSON lines to stdout.
 4. ``-o`` another path: the single page's content to that file (atomic write); an error (exit 2) when
@@ -32,9 +32,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from extract_trt.runtime.errors import ExtractError
+from extract_trt.errors import ExtractError
 from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, memory_capped
-from extract_trt.runtime.io import (
+from extract_trt.runtime.io.records import (
     DEFAULT_MAX_BYTES,
     FileTreeWriter,
     JsonlWriter,
@@ -275,7 +275,7 @@ def extract(
             raise fail(str(exc)) from None
     if provider or allow_cpu_fallback:  # built here so a missing GPU stops the run before it starts
         from extract_trt.runtime.labelers import get_labeler
-        from extract_trt.runtime.session import SessionConfig
+        from extract_trt.runtime.labelers.session import SessionConfig
 
         try:
             labeler = get_labeler(labeler, SessionConfig(providers=provider or "auto", allow_cpu_fallback=allow_cpu_fallback))
@@ -303,8 +303,8 @@ def extract(
 
 def _workers(spec: str, stream: Any, batch_size: Optional[int], provider: Optional[str]) -> tuple[int, Any]:
     """The number of worker processes for ``--workers`` and the stream to read (auto peeks at most
-    CPUs × batch records ahead to count the batches; see :func:`extract_trt.runtime.batch.auto_workers`)."""
-    from extract_trt.runtime.batch import CHUNK_PAGES, auto_workers, available_cpus, parse_workers
+    CPUs × batch records ahead to count the batches; see :func:`extract_trt.runtime.io.batch.auto_workers`)."""
+    from extract_trt.runtime.io.batch import CHUNK_PAGES, auto_workers, available_cpus, parse_workers
 
     try:
         n = parse_workers(spec)
@@ -434,9 +434,9 @@ def _run(
     front_matter: bool = False,
 ) -> None:
     from extract_trt.cli.progress import Progress
-    from extract_trt.runtime.batch import run
     from extract_trt.runtime.extractor import Extractor
-    from extract_trt.runtime.metadata import front_matter as front_matter_block
+    from extract_trt.runtime.html.metadata import front_matter as front_matter_block
+    from extract_trt.runtime.io.batch import run
 
     extractor = None
     if workers <= 1:

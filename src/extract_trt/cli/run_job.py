@@ -16,8 +16,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from extract_trt.cli.extract import fail
-from extract_trt.runtime.errors import ExtractError
-from extract_trt.runtime.io import DEFAULT_MAX_BYTES
+from extract_trt.errors import ExtractError
+from extract_trt.runtime.io.records import DEFAULT_MAX_BYTES
 from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 
 EPILOG = """Examples:
@@ -209,7 +209,7 @@ def _workers(
     spec: str, ray: bool, address: Optional[str], ray_cpus: Optional[int], cpus_per_actor: float, gpus_per_actor: float
 ) -> int:
     """``--workers``: a number, or auto (see the option's help)."""
-    from extract_trt.runtime.batch import available_cpus, parse_workers
+    from extract_trt.runtime.io.batch import available_cpus, parse_workers
 
     try:
         n = parse_workers(spec)

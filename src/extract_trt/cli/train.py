@@ -63,7 +63,7 @@ def train(
     Needs the ``train`` extra (PyTorch). The shipped model is this command with its defaults, run from the
     repository root: ``extract-trt train -o src/extract_trt/models/block-model``.
     """
-    from extract_trt.runtime.errors import ExtractError
+    from extract_trt.errors import ExtractError
 
     try:
         from extract_trt.train.trainer import TrainConfig, train_block_model

@@ -49,10 +49,10 @@ from extract_trt.eval.cost import (
 )  # fmt: skip
 from extract_trt.eval.labelers import make_labeler, takes_provider
 from extract_trt.eval.stats import mean_interval, percentile
-from extract_trt.runtime.batch import available_cpus
-from extract_trt.runtime.batch import run as run_batch
-from extract_trt.runtime.decode import decode_html
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.decode import decode_html
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.io.batch import available_cpus
+from extract_trt.runtime.io.batch import run as run_batch
 from extract_trt.runtime.types import PageBlocks
 
 __all__ = [

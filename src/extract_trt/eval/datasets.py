@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from extract_trt.errors import InputFormatError
 from extract_trt.eval.metrics import METADATA_FIELDS
-from extract_trt.runtime.errors import InputFormatError
 
 __all__ = ["BREAKDOWN_KEYS", "EvalRecord", "read_dataset", "read_ids", "record_from_json"]
 
@@ -130,7 +130,7 @@ def read_dataset(
 
     ``ids`` keeps only those page ids (the order of the file is kept); ``limit`` stops after that many
     kept records. A line that is not a JSON object with an ``html`` string raises
-    :class:`~extract_trt.runtime.errors.InputFormatError` (a broken dataset should stop an evaluation,
+    :class:`~extract_trt.errors.InputFormatError` (a broken dataset should stop an evaluation,
     not silently shrink it).
     """
     wanted = None if ids is None else set(ids)

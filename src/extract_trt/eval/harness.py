@@ -33,8 +33,8 @@ from extract_trt.eval.datasets import EvalRecord
 from extract_trt.eval.labelers import make_labeler
 from extract_trt.eval.peers import PeerUnavailable, is_peer, load_peer
 from extract_trt.eval.report import CandidateInfo, PageRow, Report
-from extract_trt.runtime import convert
 from extract_trt.runtime.extractor import Extractor
+from extract_trt.runtime.html import convert
 from extract_trt.runtime.labelers import Labeler
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler
 
@@ -46,7 +46,7 @@ OURS_NAMES = ("default", "heuristic", "annotation")
 @dataclass(slots=True)
 class Prediction:
     """A candidate's output for one record: the string scored, its per-page seconds, and an error; the
-    page's metadata (:meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict` keys) when the candidate
+    page's metadata (:meth:`~extract_trt.runtime.html.metadata.PageMetadata.as_dict` keys) when the candidate
     extracts it, with the seconds that took (not in ``seconds``; the CPU-time speed of a candidate
     counts both)."""
 
@@ -164,7 +164,7 @@ def resolve_candidate(spec: str | Extractor | Labeler | Candidate, comments: boo
     (ours leaves them out, trafilatura includes them).
 
     Raises :class:`~extract_trt.eval.peers.PeerUnavailable` for a peer that is not installed,
-    :class:`~extract_trt.runtime.errors.LabelerError` for a labeler that cannot be built and ``ValueError``
+    :class:`~extract_trt.errors.LabelerError` for a labeler that cannot be built and ``ValueError``
     for something that is not an extractor.
     """
     if isinstance(spec, Extractor):

@@ -17,7 +17,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from extract_trt.runtime.errors import LabelerError
+from extract_trt.errors import LabelerError
 from extract_trt.runtime.labelers import Labeler, get_labeler, is_cascade_spec
 
 __all__ = ["EXPORT_MANIFEST", "ProviderChoiceError", "import_object", "make_labeler", "takes_provider"]
@@ -51,7 +51,7 @@ def make_labeler(spec: str, provider: str | None = None) -> Labeler:
     """Build the labeler named by ``spec`` (module doc); ``provider`` e.g. ``CUDAExecutionProvider``."""
     if provider is not None:
         if is_cascade_spec(spec):  # the provider is the big model's
-            from extract_trt.runtime.session import SessionConfig
+            from extract_trt.runtime.labelers.session import SessionConfig
 
             return get_labeler(spec, SessionConfig(providers=[provider], allow_cpu_fallback=True))
         return _exported_model_labeler(spec, provider)
@@ -73,7 +73,7 @@ def _exported_model_labeler(spec: str, provider: str | None) -> Labeler:
             f"{spec}: only model directories written by `extract-trt export` ({EXPORT_MANIFEST}) run on a chosen provider"
         )
     from extract_trt.artifacts.manifest import load_manifest
-    from extract_trt.runtime.session import SessionConfig
+    from extract_trt.runtime.labelers.session import SessionConfig
 
     directory = Path(spec)
     config = SessionConfig(providers=[provider] if provider else "auto", allow_cpu_fallback=True)

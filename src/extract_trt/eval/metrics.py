@@ -103,7 +103,7 @@ def rouge_n_webmainbench(
     target_tokens: Sequence[str] | None = None,
 ) -> Score:
     """WebMainBench ROUGE-N of ``prediction`` (html2text Markdown of the predicted main HTML, see
-    :func:`extract_trt.runtime.convert.benchmark_markdown`, or a text extractor's own text) against
+    :func:`extract_trt.runtime.html.convert.benchmark_markdown`, or a text extractor's own text) against
     ``target`` (``convert_main_content``). ``target_tokens`` may pass ``jieba_tokens(target)`` computed
     once for many predictions.
     """

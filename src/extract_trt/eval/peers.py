@@ -1,7 +1,7 @@
 """Peer extractors, run through the same harness as ours (optional ``peers`` extra).
 
 Each peer turns one page into the string that is scored: ``want="text"`` → its plain text;
-``want="markdown"`` → the WebMainBench conversion (:func:`~extract_trt.runtime.convert.benchmark_markdown`)
+``want="markdown"`` → the WebMainBench conversion (:func:`~extract_trt.runtime.html.convert.benchmark_markdown`)
 of its main HTML when it produces HTML, else its text (a text-only extractor is scored on its text, as in
 the WebMainBench harness, spec §4.3). Settings are the peers' defaults except where noted:
 
@@ -43,7 +43,7 @@ from importlib import import_module, metadata
 from typing import Any
 
 from extract_trt.eval.datasets import EvalRecord
-from extract_trt.runtime.convert import benchmark_markdown, to_text
+from extract_trt.runtime.html.convert import benchmark_markdown, to_text
 
 __all__ = ["PEER_NAMES", "Peer", "PeerUnavailable", "is_peer", "load_peer"]
 

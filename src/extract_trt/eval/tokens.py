@@ -32,7 +32,7 @@ import numpy as np
 
 from extract_trt.eval.stats import percentile
 from extract_trt.kernels.packing import pack_chunks
-from extract_trt.runtime.block_tokens import block_strings
+from extract_trt.runtime.labelers.block_tokens import block_strings
 from extract_trt.runtime.types import PageBlocks
 
 __all__ = [

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from extract_trt.artifacts.manifest import MANIFEST_NAME, TensorSpec, file_sha256
-from extract_trt.runtime.errors import ExtractError
+from extract_trt.errors import ExtractError
 
 __all__ = [
     "EXTERNAL_DATA_BYTES",

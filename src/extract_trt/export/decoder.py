@@ -89,7 +89,7 @@ def export_decoder(
     from transformers import AutoConfig, AutoTokenizer
 
     from extract_trt.kernels.grammar import choice_words
-    from extract_trt.runtime.prompts import QWEN3_CHAT, chat_template_from_tokenizer, decoder_profile
+    from extract_trt.runtime.labelers.prompts import QWEN3_CHAT, chat_template_from_tokenizer, decoder_profile
 
     options = options or DecoderExportOptions()
     report = report or log.info
@@ -153,7 +153,7 @@ def export_decoder(
     spec.choice_token_ids = choice_ids
     spec.grammar = profile.answer.name
     graph = onnx.load(str(fp32_path), load_external_data=False).graph
-    from extract_trt.runtime.simplify_v1 import simplify_profile
+    from extract_trt.runtime.html.simplify_v1 import simplify_profile
 
     manifest = ModelManifest(
         architecture=config.model_type,
@@ -268,8 +268,8 @@ class _Sample:
 
 
 def _verification_samples(checkpoint: Path, hf_tokenizer, profile, options: DecoderExportOptions) -> list[_Sample]:
-    from extract_trt.runtime.simplify import simplify
-    from extract_trt.runtime.simplify_v1 import simplify_profile
+    from extract_trt.runtime.html.simplify import simplify
+    from extract_trt.runtime.html.simplify_v1 import simplify_profile
 
     simplifier = simplify_profile(profile.simplifier)
     samples = []

@@ -45,7 +45,7 @@ from extract_trt.artifacts.manifest import MANIFEST_NAME, ModelManifest, SourceI
 from extract_trt.kernels.batching import pad_batch
 from extract_trt.kernels.packing import pack_chunks
 from extract_trt.kernels.sep_gather import BLOCK_OUTPUTS, append_sep_gather, sep_gather
-from extract_trt.runtime.block_tokens import BlockTokenizer
+from extract_trt.runtime.labelers.block_tokens import BlockTokenizer
 
 __all__ = [
     "EncoderExportOptions",
@@ -308,7 +308,7 @@ def _write_fp16(model, path: Path) -> None:
 
 
 def _verification_batch(tokenizer: BlockTokenizer, loaded: _Loaded, options: EncoderExportOptions):
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.html.simplify import simplify
 
     pages = [simplify(html, cutoff_length=options.cutoff_length) for html in (options.verify_html or sample_pages())]
     max_tokens = min(options.verify_max_tokens, loaded.max_positions)

@@ -46,7 +46,7 @@ from extract_trt.export.common import ExportError
 from extract_trt.export.trt_api import builder_flag_names, engine_source
 from extract_trt.export.trt_compat import check_tensorrt_compat
 from extract_trt.export.trt_profiles import EngineProfile, decoder_profiles, encoder_profiles
-from extract_trt.runtime.session import TensorRTOptions
+from extract_trt.runtime.labelers.session import TensorRTOptions
 
 __all__ = [
     "GPUS",
@@ -138,8 +138,8 @@ def sample_profiles(model_dir: Path, manifest: ModelManifest, options: TrtExport
     """Profiles from the runtime's own preparation of the sample pages (ONNX Runtime on CPU loads the
     model once to reuse the labeler's tokenization; nothing is inferred)."""
     from extract_trt.export.common import sample_pages
-    from extract_trt.runtime.session import SessionConfig
-    from extract_trt.runtime.simplify import simplify
+    from extract_trt.runtime.html.simplify import simplify
+    from extract_trt.runtime.labelers.session import SessionConfig
 
     htmls = list(options.sample_html or sample_pages())
     cpu = SessionConfig(providers="cpu", intra_op_num_threads=1)

@@ -79,8 +79,8 @@ class EngineProfile:
         }
 
     def tensorrt_options(self, **kw: Any):
-        """:class:`~extract_trt.runtime.session.TensorRTOptions` with this profile (``kw``: other fields)."""
-        from extract_trt.runtime.session import TensorRTOptions
+        """:class:`~extract_trt.runtime.labelers.session.TensorRTOptions` with this profile (``kw``: other fields)."""
+        from extract_trt.runtime.labelers.session import TensorRTOptions
 
         return TensorRTOptions(
             profile_min={n: r.min for n, r in self.shapes.items()},

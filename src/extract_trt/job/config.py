@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from extract_trt.runtime.errors import ExtractError, LabelerError
-from extract_trt.runtime.io import DEFAULT_MAX_BYTES
+from extract_trt.errors import ExtractError, LabelerError
+from extract_trt.runtime.io.records import DEFAULT_MAX_BYTES
 from extract_trt.runtime.labelers import Labeler, get_labeler, is_cascade_spec
 from extract_trt.runtime.limits import DEFAULT_TIME_BUDGET
 from extract_trt.runtime.types import Labels, PageBlocks

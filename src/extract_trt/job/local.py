@@ -1,5 +1,5 @@
 """Local mode: the shards' records, in order, through the extract CLI's worker pool
-(:func:`extract_trt.runtime.batch.run`: spawned processes, each with its own Extractor and labeler,
+(:func:`extract_trt.runtime.io.batch.run`: spawned processes, each with its own Extractor and labeler,
 bounded in-flight batches, results in input order) into the :class:`~extract_trt.job.output.ShardSink`.
 
 The driver reads the shards and writes the output; the workers decode, simplify, label, reconstruct and
@@ -17,8 +17,8 @@ from extract_trt.job.config import JobConfig
 from extract_trt.job.output import ShardSink, record_meta, result_row, stream_table
 from extract_trt.job.plan import Shard
 from extract_trt.job.readers import iter_shard
-from extract_trt.runtime import batch
 from extract_trt.runtime.extractor import Extractor
+from extract_trt.runtime.io import batch
 
 __all__ = ["run_local"]
 

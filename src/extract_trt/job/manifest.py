@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from extract_trt.job.config import JobError
-from extract_trt.runtime.io import write_atomic
+from extract_trt.runtime.io.records import write_atomic
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_NAME", "Manifest", "ShardEntry"]
 

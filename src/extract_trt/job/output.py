@@ -21,7 +21,7 @@ error           string    null on success, else ``"<ErrorType>: reason"``
 seconds         float64   sum of the stage timings
 timings         struct    seconds per stage: decode, simplify, label, reconstruct, convert
 source          string    the input shard's path
-title, author   string    page metadata (:class:`~extract_trt.runtime.metadata.PageMetadata`; all null
+title, author   string    page metadata (:class:`~extract_trt.runtime.html.metadata.PageMetadata`; all null
                           when the job runs without metadata or the page failed)
 date            date32    publication date (its day), ``date_raw`` the ISO 8601 value as found
                           (with time and offset when the page gives them)
@@ -52,7 +52,7 @@ from extract_trt.job.config import JobError
 from extract_trt.job.manifest import make_readable
 from extract_trt.job.plan import Shard
 from extract_trt.runtime.extractor import Result
-from extract_trt.runtime.io import result_record
+from extract_trt.runtime.io.records import result_record
 
 __all__ = [
     "SHARD_SCHEMA", "STREAM_SCHEMA", "ShardSink", "ShardStats", "metadata_columns", "record_meta", "result_row", "stream_table",

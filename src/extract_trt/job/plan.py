@@ -18,11 +18,11 @@ import os
 import re
 from dataclasses import dataclass
 
+from extract_trt.errors import InputFormatError
 from extract_trt.job.config import JobConfig, JobConfigError, JobError
 from extract_trt.job.manifest import MANIFEST_NAME, Manifest, ShardEntry
 from extract_trt.job.readers import SHARD_SUFFIXES
-from extract_trt.runtime.errors import InputFormatError
-from extract_trt.runtime.io import resolve_inputs, safe_name
+from extract_trt.runtime.io.records import resolve_inputs, safe_name
 
 __all__ = ["JobLock", "JobPlan", "Shard", "plan_job", "resolve_shards"]
 
@@ -58,7 +58,7 @@ class JobPlan:
 def resolve_shards(inputs: list[str]) -> list[str]:
     """Absolute paths of the shard files named by ``inputs``, in order, each once.
 
-    Each input is what :func:`~extract_trt.runtime.io.resolve_inputs` takes — a file, a directory (its
+    Each input is what :func:`~extract_trt.runtime.io.records.resolve_inputs` takes — a file, a directory (its
     files with a shard suffix, recursively, sorted), a glob pattern — or ``@LIST``: a text file, optionally
     gzipped, with one path per line, relative to the list's directory (blank and ``#`` lines skipped).
 

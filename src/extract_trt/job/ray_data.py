@@ -32,13 +32,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from extract_trt.errors import ExtractError, LabelerError
 from extract_trt.job.config import JobConfig, JobConfigError, NamedLabeler, RayOptions
 from extract_trt.job.output import STREAM_SCHEMA, ShardSink, record_meta, result_row, stream_table
 from extract_trt.job.plan import Shard
 from extract_trt.job.readers import iter_shard
-from extract_trt.runtime.batch import extract_records
-from extract_trt.runtime.errors import ExtractError, LabelerError
 from extract_trt.runtime.extractor import Extractor, PreparedPage, Result
+from extract_trt.runtime.io.batch import extract_records
 from extract_trt.runtime.labelers import get_labeler, is_cascade_spec
 from extract_trt.runtime.labelers.cascade import CascadeLabeler
 from extract_trt.runtime.types import Labels, PageBlocks

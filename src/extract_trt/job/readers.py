@@ -1,13 +1,13 @@
 """Records of one input shard, in order, each exactly once: WARC and JSONL through
-:func:`extract_trt.runtime.io.iter_records` (same records, same error records), Parquet here.
+:func:`extract_trt.runtime.io.records.iter_records` (same records, same error records), Parquet here.
 
-A record is the dict :mod:`extract_trt.runtime.io` describes (``id``, ``url``, ``html`` or ``error``,
+A record is the dict :mod:`extract_trt.runtime.io.records` describes (``id``, ``url``, ``html`` or ``error``,
 and for WARC ``content_type``, ``warc_date``, ``http_status``) plus ``position``: its 0-based index in
 the shard, which the output keeps so that every record can be accounted for.
 
 Parquet shards: the ``html_field`` column (string or binary), ``id`` (else ``track_id``, else
 ``<path>:<row>``, 1-based), and ``url`` / ``content_type`` when present. A null or non-text page, or a
-page failing :func:`~extract_trt.runtime.io.check_page`, gives an error record; a file without the
+page failing :func:`~extract_trt.runtime.io.records.check_page`, gives an error record; a file without the
 column, or one that cannot be read (corrupt, truncated), gives one error record for the rest of the file.
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from extract_trt.runtime.errors import InputFormatError
-from extract_trt.runtime.io import JSONL_SUFFIXES, WARC_SUFFIXES, check_page, detect_format, iter_records, record_id
+from extract_trt.errors import InputFormatError
+from extract_trt.runtime.io.records import JSONL_SUFFIXES, WARC_SUFFIXES, check_page, detect_format, iter_records, record_id
 
 __all__ = ["PARQUET_SUFFIXES", "SHARD_SUFFIXES", "ShardFormat", "iter_shard", "shard_format"]
 

@@ -12,7 +12,7 @@ def describe() -> str:
     if not compiled():
         return "interpreted (no compiled core)"
     # (here, not in compiled_core: the DOM module asks compiled_core whether its C walker is built)
-    from extract_trt.runtime import dom
+    from extract_trt.runtime.html import dom
 
     walk = "C tree walker" if dom.c_walker_in_use() else "selectolax tree walk"
     return f"compiled core (Cython), {walk}"

@@ -23,10 +23,10 @@ import warnings
 from pathlib import Path
 
 # Runtime modules compiled by setup.py, in dependency order, named relative to the runtime package.
-COMPILED_MODULES = ("dom", "simplify", "reconstruct", "markdown", "convert", "features")
+COMPILED_MODULES = ("html.dom", "html.simplify", "html.reconstruct", "html.markdown", "html.convert", "labelers.features")
 # Modules written in Cython proper (no interpreted twin; used only by the compiled core, when present),
 # with the sources they are built from (paths relative to the runtime package's directory).
-CYTHON_MODULES = {"lexbor_walk": ("lexbor_walk.pyx", "dom.pxd"), "feature_hash": ("feature_hash.pyx",)}
+CYTHON_MODULES = {"html.lexbor_walk": ("html/lexbor_walk.pyx", "html/dom.pxd"), "labelers.feature_hash": ("labelers/feature_hash.pyx",)}
 PURE_PYTHON_ENV = "EXTRACT_TRT_PURE_PYTHON"
 _PACKAGE = "extract_trt.runtime"
 _HERE = Path(__file__).resolve().parent

@@ -11,18 +11,18 @@ from typing import Literal
 
 import numpy as np
 
-from extract_trt.runtime import convert
-from extract_trt.runtime.comments import comment_mask
-from extract_trt.runtime.decode import decode_html
-from extract_trt.runtime.dom import release
-from extract_trt.runtime.errors import (
+from extract_trt.runtime.html import convert
+from extract_trt.runtime.html.comments import comment_mask
+from extract_trt.runtime.html.decode import decode_html
+from extract_trt.runtime.html.dom import release
+from extract_trt.errors import (
     ExtractError,
     LabelerError,
     TimeBudgetExceededError,
     TooManyBlocksError,
     TreeTooLargeError,
 )
-from extract_trt.runtime.io import DEFAULT_MAX_BYTES, check_page
+from extract_trt.runtime.io.records import DEFAULT_MAX_BYTES, check_page
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler, default_labeler, get_labeler
 from extract_trt.runtime.limits import (
     DEFAULT_MAX_ATTRIBUTES,
@@ -34,9 +34,9 @@ from extract_trt.runtime.limits import (
     check_parse_cost,
     run_within,
 )
-from extract_trt.runtime.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
-from extract_trt.runtime.reconstruct import MainContent, reconstruct_main
-from extract_trt.runtime.simplify import simplify
+from extract_trt.runtime.html.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
+from extract_trt.runtime.html.reconstruct import MainContent, reconstruct_main
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
 
 OutputFormat = Literal["html", "markdown", "text"]
@@ -44,7 +44,7 @@ OutputFormat = Literal["html", "markdown", "text"]
 
 @dataclass(slots=True)
 class Comments:
-    """The reader comments of a page (:mod:`extract_trt.runtime.comments`), in the formats the extractor
+    """The reader comments of a page (:mod:`extract_trt.runtime.html.comments`), in the formats the extractor
     writes; ``""`` where the page has none or the format was not asked for."""
 
     html: str = ""
@@ -95,7 +95,7 @@ class PreparedPage:
 
     def release(self) -> None:
         """Free the page's tree now rather than at the garbage collector's next full pass
-        (:func:`~extract_trt.runtime.dom.release`); the page cannot be finished again."""
+        (:func:`~extract_trt.runtime.html.dom.release`); the page cannot be finished again."""
         if self.blocks is not None:
             release(self.blocks.page_map.root)
             self.blocks = None
@@ -112,7 +112,7 @@ class Extractor:
             of them (default: all three). What is not asked for is not written and stays ``""`` — the main
             HTML included (its serialisation is 0.4 ms of a 10 ms page) — which saves time on large runs.
         comments: also extract the page's reader comments into ``Result.comments`` (same formats). Either
-            way, blocks in a reader-comment section (:mod:`extract_trt.runtime.comments`) are labelled
+            way, blocks in a reader-comment section (:mod:`extract_trt.runtime.html.comments`) are labelled
             ``comment`` and left out of the main content.
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
@@ -127,8 +127,8 @@ class Extractor:
             limits (``None``: off); rules and defaults in :mod:`extract_trt.runtime.limits`.
         keep_markup: keep the page's original markup in ``main_html`` (scripts, event handlers,
             ``javascript:`` URLs …), byte-identical to the reference reconstruction; by default main HTML
-            is sanitised (:mod:`extract_trt.runtime.sanitize`). Markdown is always safe (its writer
-            escapes text and allow-lists link schemes: :mod:`extract_trt.runtime.markdown`).
+            is sanitised (:mod:`extract_trt.runtime.html.sanitize`). Markdown is always safe (its writer
+            escapes text and allow-lists link schemes: :mod:`extract_trt.runtime.html.markdown`).
         item_ids: keep the blocks' ``_item_id`` marks in sanitised ``main_html`` (``keep_markup`` always
             keeps them, as the reference does); by default they are left out.
         pause_gc: pause CPython's cyclic garbage collector while :meth:`extract_many` works on a page
@@ -141,7 +141,7 @@ class Extractor:
             when other threads of the process switch the collector on and off themselves.
         metadata: read the page's metadata (title, author, dates, site name, language, canonical URL,
             categories/tags, image, licence) into ``Result.metadata`` from the tree already parsed
-            (:mod:`extract_trt.runtime.metadata`). Off by default: it adds 12-17 % to a page's time.
+            (:mod:`extract_trt.runtime.html.metadata`). Off by default: it adds 12-17 % to a page's time.
     """
 
     def __init__(

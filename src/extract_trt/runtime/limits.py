@@ -1,12 +1,12 @@
 """Per-page limits that keep hostile input bounded in time and memory, and how they are enforced.
 
 Every limit is an :class:`~extract_trt.runtime.extractor.Extractor` option (``None`` switches it off) and
-every breach becomes that page's ``Result.error`` (a :class:`~extract_trt.runtime.errors.LimitExceededError`
+every breach becomes that page's ``Result.error`` (a :class:`~extract_trt.errors.LimitExceededError`
 subclass); the other pages of the batch are not affected. Checked in this order:
 
-1. **Size** (``max_bytes``, default :data:`~extract_trt.runtime.io.DEFAULT_MAX_BYTES` = 20 MiB): a larger
+1. **Size** (``max_bytes``, default :data:`~extract_trt.runtime.io.records.DEFAULT_MAX_BYTES` = 20 MiB): a larger
    page is rejected before it is decoded (``InputTooLargeError``), never truncated — a truncated page
-   would silently lose its end. Readers (:func:`~extract_trt.runtime.io.iter_records`) apply the same rule
+   would silently lose its end. Readers (:func:`~extract_trt.runtime.io.records.iter_records`) apply the same rule
    and never read more than ``max_bytes + 1`` bytes of an HTML file.
 2. **Nesting** (``max_parser_work``, default :data:`DEFAULT_MAX_PARSER_WORK`): Lexbor's tree builder walks
    the stack of open elements for every block-level start tag and for every end tag that does not close
@@ -41,7 +41,7 @@ subclass); the other pages of the batch are not affected. Checked in this order:
    runs under a ``SIGALRM`` timer (:func:`run_within`) that interrupts it as soon as Python code runs again;
    elsewhere (other threads, Windows, a caller that uses ``SIGALRM`` itself) the time is checked when the
    stage returns. A hang inside one C call is caught by the worker pool of
-   :mod:`extract_trt.runtime.batch`, which kills a worker that holds a page past ``page_timeout``; the
+   :mod:`extract_trt.runtime.io.batch`, which kills a worker that holds a page past ``page_timeout``; the
    CLI extracts in such a supervised worker with ``--workers 1`` too, so that stop always holds there.
 5. **Output size** (``max_output_ratio``, default :data:`DEFAULT_MAX_OUTPUT_RATIO` = 8): an output
    (main HTML, Markdown or text) longer than 8 × the page's characters and over 1 Mi characters is
@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from extract_trt.runtime.errors import (
+from extract_trt.errors import (
     LimitExceededError,
     NestingTooDeepError,
     OutputTooLargeError,
@@ -306,7 +306,7 @@ def check_output(outputs: dict[str, str], input_chars: int, ratio: float | None 
 def cap_memory(extra: int | None) -> bool:
     """Cap this process's address space at its current size plus ``extra`` bytes (``RLIMIT_AS``, soft).
 
-    For worker processes (:mod:`extract_trt.runtime.batch`), called once the Extractor is built: an
+    For worker processes (:mod:`extract_trt.runtime.io.batch`), called once the Extractor is built: an
     allocation past the cap fails inside the page that asked for it (Lexbor's parse fails, Python raises
     ``MemoryError``), which becomes that page's error record. Returns False where it cannot be applied
     (no ``resource`` module, no ``/proc``, or ``extra`` is ``None``).

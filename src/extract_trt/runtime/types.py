@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from extract_trt.runtime.dom import Node
+    from extract_trt.runtime.html.dom import Node
 
 
 class PageMap(Protocol):
     """The original DOM with block ids placed (the reference's ``map_html``, kept as a tree), as
     reconstruction and the DOM-reading labelers read it.
 
-    The simplifier makes it (:class:`extract_trt.runtime.simplify.PageMap`); it is declared here by what its
+    The simplifier makes it (:class:`extract_trt.runtime.html.simplify.PageMap`); it is declared here by what its
     readers use so that these types, which the simplifier builds, do not depend on the simplifier.
     """
 

@@ -5,7 +5,7 @@
 * ``trafilatura-eval`` (Apache-2.0, 990 pages, mostly German): weak labels from its must-have /
   must-not-have snippets (a few blocks per page; the rest carry no loss) — the multilingual signal.
 
-The model's vocabulary (:class:`~extract_trt.runtime.features.Vocabulary`) is the hashed ids found on pages
+The model's vocabulary (:class:`~extract_trt.runtime.labelers.features.Vocabulary`) is the hashed ids found on pages
 of at least two training domains (:func:`shared_vocabulary`).
 
 The split is by **domain** (a page's host without ``www.``): a CRC32 of the domain puts about one domain
@@ -26,9 +26,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from extract_trt.runtime.features import HASH_BITS, WORDS, BlockFeatures, Vocabulary, page_features
+from extract_trt.runtime.html.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.labelers.annotation import annotation_labels
-from extract_trt.runtime.simplify import MINERU_V11_WITH_HIDDEN, simplify
+from extract_trt.runtime.labelers.features import HASH_BITS, WORDS, BlockFeatures, Vocabulary, page_features
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
 __all__ = [

@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from extract_trt.runtime.decode import decode_html
-from extract_trt.runtime.errors import ExtractError
+from extract_trt.errors import ExtractError
 from extract_trt.runtime.extractor import Extractor
-from extract_trt.runtime.features import WORDS, page_features
+from extract_trt.runtime.html.decode import decode_html
+from extract_trt.runtime.html.simplify import MINERU_V11, simplify
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler
-from extract_trt.runtime.simplify import MINERU_V11, simplify
+from extract_trt.runtime.labelers.features import WORDS, page_features
 from extract_trt.runtime.types import PageBlocks
 from extract_trt.train.align import IGNORE, align_labels
 from extract_trt.train.data import SIMPLIFIER, Example, domain, split_of_name
@@ -227,7 +227,7 @@ def teacher_examples(
     on_page: Callable[[bool], None] | None = None,
     max_pages: int | None = None,
 ) -> TeacherPass:
-    """Label ``records`` (as :func:`~extract_trt.runtime.io.iter_records` yields them) with ``teacher``,
+    """Label ``records`` (as :func:`~extract_trt.runtime.io.records.iter_records` yields them) with ``teacher``,
     through the cache; ``on_page(failed)`` after each page (a progress bar)."""
     cache = _Cache(Path(cache_dir), teacher.spec)
     done = TeacherPass(examples=[])
@@ -288,7 +288,7 @@ def read_pages(inputs: list[str]) -> Iterator[dict]:
     """The records of ``inputs``: what ``extract-trt extract`` reads (WARC, JSONL, HTML files, directories,
     globs, ``-``) and Parquet shards as ``run-job`` reads them."""
     from extract_trt.job.readers import PARQUET_SUFFIXES, SHARD_SUFFIXES, iter_shard
-    from extract_trt.runtime.io import HTML_SUFFIXES, iter_records, resolve_inputs
+    from extract_trt.runtime.io.records import HTML_SUFFIXES, iter_records, resolve_inputs
 
     for path in resolve_inputs(inputs, dir_suffixes=(*HTML_SUFFIXES, *SHARD_SUFFIXES)):
         yield from iter_shard(path) if path.lower().endswith(PARQUET_SUFFIXES) else iter_records([path])

@@ -18,8 +18,8 @@ import torch
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from torch import nn
 
-from extract_trt.runtime.features import BlockFeatures, Vocabulary
 from extract_trt.runtime.labelers.block_model import EMBEDDINGS, INPUTS, MODEL_FILES, VOCABULARY, onnx_inputs
+from extract_trt.runtime.labelers.features import BlockFeatures, Vocabulary
 from extract_trt.train.model import BlockModel
 
 __all__ = ["ExportMismatchError", "export_block_model", "quantize_block_model"]

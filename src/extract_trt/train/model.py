@@ -1,7 +1,7 @@
 """The built-in block model in PyTorch: hashed bags + layout numbers -> a small Transformer over blocks.
 
 One forward pass labels one window of a page (all its blocks at once, no batch axis): every block's three
-feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.features`; the markup
+feature bags (words, character trigrams, markup — see :mod:`extract_trt.runtime.labelers.features`; the markup
 bag's three kinds are summed once per distinct string of the page, then gathered and added per block)
 are pooled from one shared hashed embedding table (sum / sqrt(count), the scales given by the features),
 joined with a projection of the dense layout numbers, mixed with the neighbours by a 1-D convolution (local
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from extract_trt.runtime.features import BUCKETS, MARKUP_KINDS, N_DENSE, N_FIELDS, TEXT_FIELDS
+from extract_trt.runtime.labelers.features import BUCKETS, MARKUP_KINDS, N_DENSE, N_FIELDS, TEXT_FIELDS
 
 __all__ = ["BlockModel", "ModelConfig"]
 

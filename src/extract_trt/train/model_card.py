@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from extract_trt.runtime.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN
+from extract_trt.runtime.html.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN
 
 __all__ = ["render_model_card"]
 
@@ -28,10 +28,10 @@ _WITH_HIDDEN = (" (the reference's blocks, and also those of the elements it dro
                 "style such as display:none or opacity:0, a closed <details>)")  # fmt: skip
 
 
-# The comment convention: applied after the model (extract_trt.runtime.comments), the same for every model.
+# The comment convention: applied after the model (extract_trt.runtime.html.comments), the same for every model.
 _COMMENTS = """## Reader comments
 The model labels main or other; reader comments are a class of their own, decided after it from markup
-conventions (`extract_trt/runtime/comments.py`), not learned. Blocks inside a comment section (`#comments`,
+conventions (`extract_trt/runtime/html/comments.py`), not learned. Blocks inside a comment section (`#comments`,
 `.comment-list`/`.commentlist`, `.comments-area`, `#respond`, `#disqus_thread`, `.fb-comments`, schema.org
 `Comment`/`UserComments`, `itemprop="comment"`) are labelled `comment` and left out of the main content;
 `Extractor(comments=True)` / `--comments` returns their text separately (`Result.comments`). A forum thread or
@@ -95,7 +95,7 @@ Split: by domain, CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} 
 == 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages{share}). The validation page ids are listed in `block-model.json`. The licences (CC-BY-4.0,
 Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the attribution above.
 
-## Features (`extract_trt/runtime/features.py`, feature version {manifest['feature_version']})
+## Features (`extract_trt/runtime/labelers/features.py`, feature version {manifest['feature_version']})
 Per block, three hashed bags in one {m['buckets']:,}-row embedding table: text words and word bigrams (every CJK
 character a word), character trigrams of the block's first characters, markup (own tag/class/id tokens,
 the nearest ancestors' class/id tokens, path tags) — each id a 24-bit hash; the model's vocabulary is the

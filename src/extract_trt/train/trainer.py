@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from extract_trt.runtime.features import BlockFeatures, Vocabulary, windows
 from extract_trt.runtime.labelers.block_model import FEATURE_VERSION, MANIFEST, OVERLAP, WINDOW
+from extract_trt.runtime.labelers.features import BlockFeatures, Vocabulary, windows
 from extract_trt.train.align import IGNORE
 from extract_trt.train.data import SIMPLIFIER, Example, build_examples, in_share, shared_vocabulary
 from extract_trt.train.export_onnx import export_block_model

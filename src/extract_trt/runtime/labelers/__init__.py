@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from extract_trt.runtime.errors import LabelerError
+from extract_trt.errors import LabelerError
 from extract_trt.runtime.types import Labels, PageBlocks
 
 if TYPE_CHECKING:
-    from extract_trt.runtime.session import SessionConfig
+    from extract_trt.runtime.labelers.session import SessionConfig
 
 
 @runtime_checkable
@@ -68,7 +68,7 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
     or ``cascade@uTHRESHOLD:BIG`` (BIG on every page whose uncertainty reaches ``THRESHOLD``).
 
     ``session`` (execution providers, CPU fallback, threads) applies to exported encoder directories
-    (``extract-trt.json``). Raises :class:`~extract_trt.runtime.errors.LabelerError` for an unknown name.
+    (``extract-trt.json``). Raises :class:`~extract_trt.errors.LabelerError` for an unknown name.
     """
     from pathlib import Path
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from extract_trt.runtime.dom import Node
+from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import Labels, PageBlocks
 
 SELECT_ATTR = "cc-select"

@@ -2,7 +2,7 @@
 
 The model ships inside the package (``extract_trt/models/block-model/``: ``model.int8.onnx``,
 ``model.onnx``, ``embeddings.npy``, ``vocabulary.npy``, ``block-model.json`` and its model card). It
-labels all blocks of a page in one forward pass from the features of :mod:`extract_trt.runtime.features`:
+labels all blocks of a page in one forward pass from the features of :mod:`extract_trt.runtime.labelers.features`:
 the hashed ids outside the model's vocabulary become unknown ids, and all are
 summed per bag from the embedding table (:meth:`BlockFeatures.bag_sums`, a C loop in the compiled build),
 and the ONNX graph takes those sums and the layout numbers to the logits. Pages longer than ``WINDOW`` blocks are
@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
-from extract_trt.runtime.simplify import MINERU_V11, SimplifyProfile
-from extract_trt.runtime.simplify_v1 import simplify_profile
+from extract_trt.errors import LabelerError
+from extract_trt.runtime.html.simplify import MINERU_V11, SimplifyProfile
+from extract_trt.runtime.html.simplify_v1 import simplify_profile
+from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "onnx_inputs"]
 
-# bump when runtime/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
+# bump when runtime/labelers/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
 # and a vocabulary)
 FEATURE_VERSION = 6
 MANIFEST = "block-model.json"

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from extract_trt.runtime.errors import LabelerError
+from extract_trt.errors import LabelerError
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler
 from extract_trt.runtime.types import Labels, PageBlocks
 

@@ -1,7 +1,7 @@
 """Dripper-format decoders (Qwen3-style causal LMs exported with a KV cache) as a :class:`Labeler`, with a
 constrained decoder that needs few forward passes.
 
-Per page: blocks → prompt (:mod:`~extract_trt.runtime.prompts`, the model's profile) → token ids, and the
+Per page: blocks → prompt (:mod:`~extract_trt.runtime.labelers.prompts`, the model's profile) → token ids, and the
 answer automaton built from the block ids (:mod:`~extract_trt.kernels.grammar`). Then, with the KV cache:
 
 * ``naive`` — the reference: one token per forward pass, full-vocabulary logits masked to the tokens the
@@ -36,9 +36,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from extract_trt.errors import LabelerError
 from extract_trt.kernels.grammar import AnswerAutomaton, build_automaton, choice_words, choose_main, masked_argmax
-from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.prompts import AnswerParseError, ChatTemplate, decoder_profile, labels_from_answer, parse_answer
+from extract_trt.runtime.labelers.prompts import AnswerParseError, ChatTemplate, decoder_profile, labels_from_answer, parse_answer
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["DecodeStats", "DecoderLabeler", "DecoderSpec", "PageDecode"]
@@ -289,7 +289,7 @@ class DecoderLabeler:
     ) -> None:
         from tokenizers import Tokenizer
 
-        from extract_trt.runtime.simplify_v1 import simplify_profile
+        from extract_trt.runtime.html.simplify_v1 import simplify_profile
 
         if mode not in MODES:
             raise ValueError(f"unknown decoding mode {mode!r}; use one of {MODES}")
@@ -328,7 +328,7 @@ class DecoderLabeler:
     def from_model_dir(cls, model_dir: str | Path, *, variant: str | None = None, session_config=None, **kw) -> DecoderLabeler:
         """A labeler for a model directory written by ``extract-trt export onnx --task text-generation-with-past``."""
         from extract_trt.artifacts.manifest import ManifestError, load_manifest
-        from extract_trt.runtime.session import create_session
+        from extract_trt.runtime.labelers.session import create_session
 
         model_dir = Path(model_dir)
         manifest = load_manifest(model_dir)

@@ -1,6 +1,6 @@
 """Pulpie-format encoders (``extract-trt export onnx`` model directories) as a :class:`Labeler`.
 
-Per page: blocks → token ids (:mod:`~extract_trt.runtime.block_tokens`) → chunks of ≤ ``max_tokens``
+Per page: blocks → token ids (:mod:`~extract_trt.runtime.labelers.block_tokens`) → chunks of ≤ ``max_tokens``
 (:func:`~extract_trt.kernels.packing.pack_chunks`, spec §3.2). Per group of pages: all chunks sorted by
 length and cut into token-budget batches (:func:`~extract_trt.kernels.batching.plan_batches`), run by an
 ONNX Runtime session; each block's label is the argmax at its ``<|sep|>`` (spec §3.3), computed in the
@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from extract_trt.artifacts.manifest import ManifestError, ModelManifest, load_manifest
+from extract_trt.errors import LabelerError
 from extract_trt.kernels.batching import PaddingStats, pad_batch, plan_batches
 from extract_trt.kernels.packing import Chunk, pack_chunks
 from extract_trt.kernels.sep_gather import sep_gather
-from extract_trt.runtime.block_tokens import BlockTokenizer
-from extract_trt.runtime.errors import LabelerError
-from extract_trt.runtime.prefetch import prefetch
-from extract_trt.runtime.session import SessionConfig, SessionInfo, TensorRTOptions, create_session
+from extract_trt.runtime.labelers.block_tokens import BlockTokenizer
+from extract_trt.runtime.labelers.prefetch import prefetch
+from extract_trt.runtime.labelers.session import SessionConfig, SessionInfo, TensorRTOptions, create_session
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = ["EncoderLabeler", "PreparedPages"]

@@ -34,9 +34,9 @@ from extract_trt.artifacts.trt_engine import (
     check_engine_compatible,
     import_tensorrt,
 )
-from extract_trt.runtime.errors import LabelerError
+from extract_trt.errors import LabelerError
 from extract_trt.runtime.labelers.encoder import EncoderLabeler
-from extract_trt.runtime.session import SessionConfig, SessionInfo
+from extract_trt.runtime.labelers.session import SessionConfig, SessionInfo
 
 __all__ = ["EngineEncoderLabeler", "TensorRTEngineRunner", "select_engine"]
 

@@ -2,7 +2,7 @@
 
 cimport cython
 from cpython.exc cimport PyErr_CheckSignals
-from extract_trt.runtime.dom cimport Node, collapse_whitespace, escape_text
+from extract_trt.runtime.html.dom cimport Node, collapse_whitespace, escape_text
 
 @cython.final
 cdef class _Paragraph:

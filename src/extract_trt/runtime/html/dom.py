@@ -457,9 +457,10 @@ def _load_walker() -> bool:
     try:
         import selectolax.lexbor
 
-        from extract_trt.runtime import compiled_core, lexbor_walk
+        from extract_trt.runtime import compiled_core
+        from extract_trt.runtime.html import lexbor_walk
 
-        if not compiled_core.fresh("lexbor_walk"):
+        if not compiled_core.fresh("html.lexbor_walk"):
             return False
         lexbor_walk.load(selectolax.lexbor.__file__)
     except (ImportError, OSError, ValueError, AttributeError):

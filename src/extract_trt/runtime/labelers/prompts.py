@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extract_trt.runtime.errors import LabelerError
+from extract_trt.errors import LabelerError
 
 __all__ = [
     "ANSWER_FORMATS",

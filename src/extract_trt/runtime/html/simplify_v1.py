@@ -1,5 +1,5 @@
 """Profile ``dripper-v1``: the block scheme of Dripper v1.0 (``dripper/process/simplify_html.py``, the
-Qwen3-0.6B MinerU-HTML model), as a :class:`~extract_trt.runtime.simplify.SimplifyProfile` of the shared
+Qwen3-0.6B MinerU-HTML model), as a :class:`~extract_trt.runtime.html.simplify.SimplifyProfile` of the shared
 simplifier. Spec §1.9 lists what differs from v1.1; everything else (attribute cleaning, list
 shortening, ids, the mapping into the original DOM) is the v1.1 code:
 
@@ -26,8 +26,8 @@ whose worked example (7 blocks instead of v1.1's 8) the tests reproduce.
 
 from __future__ import annotations
 
-from extract_trt.runtime.dom import Node, iter_tree
-from extract_trt.runtime.simplify import (
+from extract_trt.runtime.html.dom import Node, iter_tree
+from extract_trt.runtime.html.simplify import (
     ELLIPSIS,
     INLINE_TAGS,
     MINERU_V11,

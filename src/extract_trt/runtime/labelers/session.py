@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from extract_trt.runtime.errors import ExtractError
+from extract_trt.errors import ExtractError
 
 __all__ = [
     "GPU_PROVIDERS",

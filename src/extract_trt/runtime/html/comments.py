@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from extract_trt.runtime.dom import Node
+from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["CommentSections", "comment_mask", "is_comment_container"]

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extract_trt.runtime.simplify import CONTAINER_LEVELS
+from extract_trt.runtime.html.simplify import CONTAINER_LEVELS
 from extract_trt.runtime.types import PageBlocks
 
 try:
@@ -517,10 +517,11 @@ def _load_c_loops() -> object:
     if not cython.compiled:
         return None
     try:
-        from extract_trt.runtime import compiled_core, feature_hash
+        from extract_trt.runtime import compiled_core
+        from extract_trt.runtime.labelers import feature_hash
     except ImportError:
         return None
-    return feature_hash if compiled_core.fresh("feature_hash") else None
+    return feature_hash if compiled_core.fresh("labelers.feature_hash") else None
 
 
 _C = _load_c_loops()

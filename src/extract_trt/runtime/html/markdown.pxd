@@ -1,6 +1,6 @@
 # C-level declarations for the compiled build of markdown.py (Cython pure-Python mode; see compiled_core.py).
 
-from extract_trt.runtime.dom cimport Node
+from extract_trt.runtime.html.dom cimport Node
 
 # Extension types: the writer's many state fields are read and written as struct fields, not through an
 # instance dict, on every open/text/close call of the tree walk.

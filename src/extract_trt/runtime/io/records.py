@@ -14,7 +14,7 @@ Each input string is, in this order of precedence:
   matched files are read as files, matched directories are expanded as directories.
 
 A path that does not exist, a pattern that matches nothing, or a directory without HTML files raises
-:class:`~extract_trt.runtime.errors.InputFormatError` up front (before any record is read), so a
+:class:`~extract_trt.errors.InputFormatError` up front (before any record is read), so a
 typo never silently produces an empty run.
 
 Format of a file or stream: by extension first — ``.warc``, ``.warc.gz``, ``.warc.zst`` → WARC;
@@ -56,7 +56,7 @@ prints those counts on stderr).
 Checks applied to every page before extraction (error record instead of ``html``): empty or
 whitespace-only content; content that looks binary (more than 5 % control bytes, NUL included, in the
 first 8 KiB — UTF-16/32 text with a BOM, and UTF-16 without one, is exempt); more than ``max_bytes`` bytes (default 20 MiB,
-:class:`~extract_trt.runtime.errors.InputTooLargeError`).
+:class:`~extract_trt.errors.InputTooLargeError`).
 
 Outputs
 -------
@@ -92,8 +92,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import IO, Any, BinaryIO, Literal
 
-from extract_trt.runtime.decode import utf16_without_bom
-from extract_trt.runtime.errors import InputFormatError, InputTooLargeError, OutputEncodingError
+from extract_trt.errors import InputFormatError, InputTooLargeError, OutputEncodingError
+from extract_trt.runtime.html.decode import utf16_without_bom
 
 __all__ = [
     "FORMATS",
@@ -683,7 +683,7 @@ def result_record(result: Any, fmt: str) -> dict[str, Any]:
     :func:`writable`.
 
     ``json``: ``id, url, main_html, markdown, text, labels, n_blocks, labeler, timings, error, metadata``
-    (``metadata``: :meth:`~extract_trt.runtime.metadata.PageMetadata.as_dict`, ``null`` when off).
+    (``metadata``: :meth:`~extract_trt.runtime.html.metadata.PageMetadata.as_dict`, ``null`` when off).
     Otherwise ``id``, ``url`` (only when known), the content under ``main_html``/``markdown``/``text``
     (empty string on failure), ``error`` (``null`` on success) and ``seconds`` (total, 6 decimals).
     When the extractor was asked for reader comments (``result.comments`` set), ``comments`` follows the

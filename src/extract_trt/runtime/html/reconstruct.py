@@ -6,7 +6,7 @@ with its tail text; ``cc-alg-uc-text`` wrappers are unwrapped; entities inside a
 URLs are unescaped (the Dripper v1.0 profile, spec §1.9: no ``<br>`` recall, the whole output
 unescaped). The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
 reference (sanitised output: the marks only when asked for). Works on the
-:class:`~extract_trt.runtime.simplify.PageMap` tree directly: no re-serialising
+:class:`~extract_trt.runtime.html.simplify.PageMap` tree directly: no re-serialising
 and re-parsing of the whole page.
 """
 
@@ -16,9 +16,9 @@ import html as _html
 from dataclasses import dataclass
 from itertools import product
 
-from extract_trt.runtime.dom import Node, iter_tree, serialize
-from extract_trt.runtime.sanitize import sanitize_tree
-from extract_trt.runtime.simplify import WRAPPER_TAG
+from extract_trt.runtime.html.dom import Node, iter_tree, serialize
+from extract_trt.runtime.html.sanitize import sanitize_tree
+from extract_trt.runtime.html.simplify import WRAPPER_TAG
 from extract_trt.runtime.types import Labels, PageBlocks
 
 # What the reference's case-insensitive ``href="`` and ``src="`` match (Unicode case folding: "ſ" is an "s").
@@ -42,7 +42,7 @@ class MainContent:
 def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False, item_ids: bool = False) -> str:
     """Main HTML of ``page`` for ``labels`` (one bool per block, block order).
 
-    ``sanitize`` removes active content (:mod:`extract_trt.runtime.sanitize`) from the kept part of the
+    ``sanitize`` removes active content (:mod:`extract_trt.runtime.html.sanitize`) from the kept part of the
     tree, in place, unescapes URLs without letting them break out of their attribute and leaves out the
     ``_item_id`` marks unless ``item_ids``; without it the output is the reference's, byte for byte.
     """
@@ -52,7 +52,7 @@ def reconstruct(page: PageBlocks, labels: Labels, *, sanitize: bool = False, ite
 def reconstruct_main(
     page: PageBlocks, labels: Labels, *, sanitize: bool = False, item_ids: bool = False, html: bool = True
 ) -> MainContent:
-    """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.convert`);
+    """:func:`reconstruct`, returning the kept tree with the HTML (for :mod:`~extract_trt.runtime.html.convert`);
     ``html=False``: the tree only (``MainContent.html`` is ``""``), for callers that only convert it."""
     id_nodes = page.page_map.id_nodes
     mains = [id_nodes.get(block.item_id) for block, is_main in zip(page.blocks, labels.main) if is_main]

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The per-character loops of :mod:`extract_trt.runtime.features` in C: word hashes, character trigram
+"""The per-character loops of :mod:`extract_trt.runtime.labelers.features` in C: word hashes, character trigram
 hashes and character counts over a page's joined UTF-32 code points.
 
 The NumPy versions in ``features.py`` compute the same numbers with a few dozen whole-array passes per

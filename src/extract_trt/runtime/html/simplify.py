@@ -32,8 +32,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from extract_trt.runtime import dom
-from extract_trt.runtime.dom import (
+from extract_trt.runtime.html import dom
+from extract_trt.runtime.html.dom import (
     RAW_TEXT_TAGS,
     VOID_TAGS,
     Node,
@@ -43,7 +43,7 @@ from extract_trt.runtime.dom import (
     iter_tree,
     serialize,
 )
-from extract_trt.runtime.errors import SimplifyError
+from extract_trt.errors import SimplifyError
 from extract_trt.runtime.types import Block, PageBlocks
 
 try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
@@ -52,7 +52,7 @@ except ImportError:
     from extract_trt.runtime import _cython_shim as cython
 
 if not cython.compiled:  # compiled: the C function (cimported in the .pxd)
-    from extract_trt.runtime.dom import PyErr_CheckSignals
+    from extract_trt.runtime.html.dom import PyErr_CheckSignals
 
 
 INLINE_TAGS = frozenset(
@@ -712,7 +712,7 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
     collapsed to one space), its plain text (collapsed, stripped) and the length of its text inside links,
     in one walk. ``None`` when the fragment holds something this fast path does not write the same way
     (raw-text elements, content inside a void element); :func:`_collapse` and :func:`_fragment_text` on
-    :func:`~extract_trt.runtime.dom.serialize` give those.
+    :func:`~extract_trt.runtime.html.dom.serialize` give those.
 
     Collapsing per text piece equals collapsing the finished string's text runs because every text piece
     is written between two tags (text and attribute values never contain a raw ``<`` or ``>``).
@@ -754,7 +754,7 @@ def _write_block(root: _Frag) -> tuple[str, str, int] | None:
 
 
 def _open_tag(tag: str, attrs: dict[str, str]) -> str:
-    """A block element's start tag, as :func:`~extract_trt.runtime.dom.format_attr` writes it, for the
+    """A block element's start tag, as :func:`~extract_trt.runtime.html.dom.format_attr` writes it, for the
     cleaned attributes (``class``, ``id``, ``alt``, ``_item_id``; only ``src`` is a URI, none is boolean)."""
     if not attrs:
         return f"<{tag}>"

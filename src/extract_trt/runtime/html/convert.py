@@ -1,12 +1,12 @@
 """Main content → Markdown or plain text, written from the element tree in one walk.
 
 The extractor converts the kept part of the page tree directly (:func:`to_markdown`/:func:`to_text` given
-the :class:`~extract_trt.runtime.reconstruct.MainContent` of a page): no main-HTML string is parsed again.
-Given an HTML string, they parse it once with Lexbor (:func:`extract_trt.runtime.dom.parse`) and walk that.
+the :class:`~extract_trt.runtime.html.reconstruct.MainContent` of a page): no main-HTML string is parsed again.
+Given an HTML string, they parse it once with Lexbor (:func:`extract_trt.runtime.html.dom.parse`) and walk that.
 Both walks see exactly what the main HTML holds: the kept elements, ``cc-alg-uc-text`` wrappers as plain
 content, and none of the whitespace-only text that the main HTML's serialisation leaves out.
 
-* ``to_markdown``: CommonMark/GFM (rules in :mod:`extract_trt.runtime.markdown`): headings, paragraphs,
+* ``to_markdown``: CommonMark/GFM (rules in :mod:`extract_trt.runtime.html.markdown`): headings, paragraphs,
   lists with nesting, links and images (each optional; spacer images removed), emphasis, fenced code
   blocks and code spans, blockquotes, pipe tables for data tables, hard breaks for ``<br>``.
 * ``to_text``: plain text (rules below).
@@ -47,10 +47,10 @@ from typing import Protocol
 
 import html2text
 
-from extract_trt.runtime import dom
-from extract_trt.runtime.dom import Node, collapsed_parts, dropped_blank
-from extract_trt.runtime.markdown import MarkdownWriter, first_number, remove_spacer_images
-from extract_trt.runtime.reconstruct import MainContent
+from extract_trt.runtime.html import dom
+from extract_trt.runtime.html.dom import Node, collapsed_parts, dropped_blank
+from extract_trt.runtime.html.markdown import MarkdownWriter, first_number, remove_spacer_images
+from extract_trt.runtime.html.reconstruct import MainContent
 
 try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
     import cython
@@ -58,7 +58,7 @@ except ImportError:
     from extract_trt.runtime import _cython_shim as cython
 
 if not cython.compiled:  # compiled: the C function (cimported in the .pxd)
-    from extract_trt.runtime.dom import PyErr_CheckSignals
+    from extract_trt.runtime.html.dom import PyErr_CheckSignals
 
 
 __all__ = ["benchmark_markdown", "remove_spacer_images", "to_markdown", "to_text", "walk"]
@@ -75,7 +75,7 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
 
     ``keep``: the elements to visit below ``root`` (``None``: all); an element outside it is left out with
     its tail, as in the main HTML. ``drop_blanks``: leave out the whitespace-only text that the main HTML's
-    serialisation drops (:func:`~extract_trt.runtime.dom.dropped_blank`).
+    serialisation drops (:func:`~extract_trt.runtime.html.dom.dropped_blank`).
     """
     stack: list[tuple[Node, bool]] = [(root, True)]  # (node, opening); replaces recursion
     while stack:
@@ -111,7 +111,7 @@ def _tree(main: str | MainContent) -> tuple[Node | None, set[Node] | None, bool]
 
 def to_markdown(main: str | MainContent, *, links: bool = True, images: bool = True) -> str:
     """Markdown of ``main`` (a page's :class:`MainContent`, or HTML), stripped; rules in
-    :mod:`extract_trt.runtime.markdown`."""
+    :mod:`extract_trt.runtime.html.markdown`."""
     root, keep, drop_blanks = _tree(main)
     if root is None:
         return ""

@@ -1,6 +1,6 @@
 """Sanitised output: main HTML and Markdown without active content (the default; see ``keep_markup``).
 
-Main HTML (:func:`sanitize_tree`, applied by :func:`~extract_trt.runtime.reconstruct.reconstruct` to the
+Main HTML (:func:`sanitize_tree`, applied by :func:`~extract_trt.runtime.html.reconstruct.reconstruct` to the
 kept part of the page tree just before it is serialised, so the reference serialisation is unchanged
 elsewhere):
 
@@ -44,7 +44,7 @@ elsewhere):
   produces (an ``&quot;`` in a URL must not close the attribute).
 
 Markdown is safe by construction, whatever ``keep_markup`` says: its writer escapes every text run for
-its context and allow-lists link schemes (:mod:`extract_trt.runtime.markdown`), so nothing is repaired
+its context and allow-lists link schemes (:mod:`extract_trt.runtime.html.markdown`), so nothing is repaired
 afterwards. Plain text has no active content.
 
 :func:`active_content` audits finished HTML the way a browser would read it (an independent Lexbor
@@ -57,7 +57,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser
 
-from extract_trt.runtime.dom import Node
+from extract_trt.runtime.html.dom import Node
 
 __all__ = [
     "CLOBBERED_NAMES",

@@ -1,9 +1,9 @@
 # cython: language_level=3
-"""The tree build of :func:`extract_trt.runtime.dom.parse` in C, reading Lexbor directly.
+"""The tree build of :func:`extract_trt.runtime.html.dom.parse` in C, reading Lexbor directly.
 
 selectolax's node API costs a Python object per step of the walk: a ``LexborNode`` for every ``child``
 and ``next``, a property call for each ``tag_id``, a ``TextContainer`` per text node, a dict built through
-codec lookups for the attributes. Converting a page's Lexbor tree into :class:`~extract_trt.runtime.dom.Node`
+codec lookups for the attributes. Converting a page's Lexbor tree into :class:`~extract_trt.runtime.html.dom.Node`
 objects that way took about 40 % of the simplifier's time. This walker does the same conversion with
 Lexbor's own accessor functions, which selectolax's extension module exports (the ``*_noi`` "no inline"
 variants): it finds them in the already loaded module with ``dlsym`` and needs neither Lexbor's headers
@@ -20,9 +20,9 @@ serializer by address (:func:`html`). Inside SVG/MathML it reads attributes by q
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
-from extract_trt.runtime.dom cimport Node, _add_element, _add_text
+from extract_trt.runtime.html.dom cimport Node, _add_element, _add_text
 
-from extract_trt.runtime import dom
+from extract_trt.runtime.html import dom
 
 cdef str REFERENCE_UID_ATTR = dom.REFERENCE_UID_ATTR
 

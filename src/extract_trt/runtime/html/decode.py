@@ -39,7 +39,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from extract_trt.runtime.errors import DecodeError
+from extract_trt.errors import DecodeError
 
 __all__ = ["decode_html", "resolve_charset", "utf16_without_bom"]
 

@@ -43,7 +43,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from extract_trt.runtime.dom import Node, materialize
+from extract_trt.runtime.html.dom import Node, materialize
 from extract_trt.runtime.types import Block
 
 __all__ = [

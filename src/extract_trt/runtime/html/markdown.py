@@ -1,7 +1,7 @@
-"""Markdown from an element tree (:class:`~extract_trt.runtime.dom.Node`), written in one walk.
+"""Markdown from an element tree (:class:`~extract_trt.runtime.html.dom.Node`), written in one walk.
 
 :class:`MarkdownWriter` receives ``open``/``text``/``close`` calls from
-:func:`extract_trt.runtime.convert.walk` and writes CommonMark/GFM directly, with no HTML string in
+:func:`extract_trt.runtime.html.convert.walk` and writes CommonMark/GFM directly, with no HTML string in
 between. What it writes (the conventions of the html2text output the project used before, minus its
 artefacts):
 
@@ -72,7 +72,7 @@ import html
 import re
 from collections.abc import Mapping
 
-from extract_trt.runtime.dom import Node, collapse_whitespace, collapsed_parts, escape_uri
+from extract_trt.runtime.html.dom import Node, collapse_whitespace, collapsed_parts, escape_uri
 
 try:  # compiled build: Cython's compile-time module (C types of the annotations); else a stand-in
     import cython

@@ -3,7 +3,7 @@ in a pool of worker processes, always yielding exactly one :class:`Result` per r
 
 Rules:
 
-* Records are the dicts of :func:`extract_trt.runtime.io.iter_records`. A record that carries an
+* Records are the dicts of :func:`extract_trt.runtime.io.records.iter_records`. A record that carries an
   ``error`` (it could not be read) is not extracted; its Result has that error and the record's id/url.
 * ``workers <= 1``: the extractor runs in this process (``Extractor.extract_many``, labeler batches of
   ``batch_size``).
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from extract_trt.runtime.errors import TimeBudgetExceededError, WorkerCrashError
+from extract_trt.errors import TimeBudgetExceededError, WorkerCrashError
 from extract_trt.runtime.extractor import Extractor, Result
 from extract_trt.runtime.limits import DEFAULT_PAGE_MEMORY, DEFAULT_TIME_BUDGET, cap_memory
 

@@ -1,0 +1,1 @@
+"""The page as HTML: bytes decoded to text, the DOM tree, the block scheme (the simplifier, both reference versions), reconstruction of the main content, conversion to Markdown and text, sanitising, page metadata and reader-comment sections read from the markup."""

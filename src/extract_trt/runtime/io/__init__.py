@@ -1,0 +1,1 @@
+"""Pages in and results out of batch extraction: input readers and output writers (records), the worker pool (batch)."""
