@@ -1,5 +1,6 @@
 """A hostile corpus of 150+ inputs, run through ``extract-trt extract`` with 1 and 2 workers: records in,
-rows out, peak memory of the process tree, worst page time and wall time.
+rows out, unsafe outputs after rendering (each Markdown output rendered by markdown-it-py with raw HTML on:
+``tests/markdown_render.py``), peak memory of the process tree, worst page time and wall time.
 
     python bench/hostile.py                  # builds the corpus in a temp dir, runs -w 1 and -w 2
     python bench/hostile.py --workers 1 --keep /tmp/hostile
@@ -29,6 +30,9 @@ import time
 from pathlib import Path
 
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from markdown_render import markdown_violations  # noqa: E402
 
 # ── the corpus ──────────────────────────────────────────────────────────────────
 
@@ -238,7 +242,9 @@ def run(inputs: list[str], out: Path, workers: int) -> dict:
         if r.get("error"):
             kind = r["error"].split(":", 1)[0]
             errors[kind] = errors.get(kind, 0) + 1
+    unsafe = sum(bool(markdown_violations(r.get("markdown") or "")) for r in rows)
     return {"workers": workers, "rc": proc.returncode, "rows": len(rows), "page_rows": len(rows) - len(warc_rows),
+            "unsafe_after_render": unsafe,
             "warc_rows": len(warc_rows), "warc_tail_errors": sum(".warc.gz#" in str(r["id"]) for r in warc_rows),
             "warc_skipped": skipped, "wall_s": round(wall, 1),
             "peak_rss_mb": round(peak / 2**20), "worst_page_s": round(worst.get("seconds") or 0, 2),

@@ -557,12 +557,7 @@ def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]
             )
             return record
         body = _decode_http_body(body, http.get("Transfer-Encoding"), http.get("Content-Encoding"), max_bytes)
-    problem = check_page(body, max_bytes)
-    if problem is not None:
-        record["error"] = _describe(problem)
-    else:
-        record["html"] = body
-    return record
+    return _attach_page(record, body, max_bytes)
 
 
 def _decode_http_body(
