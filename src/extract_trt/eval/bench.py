@@ -530,7 +530,7 @@ def format_runs(
     warned = [(run, w) for run in runs for w in run.warnings()]
     if warned:
         lines.append("")
-        lines += [f"warning: {run.labeler}, {run.workers} worker(s): {w}" for run, w in warned]
+        lines += [f"warning: {run.name}, {run.workers} worker(s): {w}" for run, w in warned]
     return "\n".join(lines)
 
 
