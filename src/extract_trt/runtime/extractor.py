@@ -34,7 +34,7 @@ from extract_trt.runtime.limits import (
     check_parse_cost,
     run_within,
 )
-from extract_trt.runtime.html.metadata import PageMetadata, detect_language, extract_metadata, load_language_model
+from extract_trt.runtime.html.metadata import PageMetadata, complete_from_main, extract_metadata, load_language_model
 from extract_trt.runtime.html.reconstruct import MainContent, reconstruct_main
 from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.types import Labels, PageBlocks
@@ -394,7 +394,7 @@ class Extractor:
                 raise problem
             if result.metadata is not None:
                 t3 = time.perf_counter()
-                _complete_metadata(result.metadata, page.blocks, main_mask)
+                complete_from_main(result.metadata, page.blocks.blocks, main_mask)
                 result.timings["metadata"] = result.timings.get("metadata", 0.0) + time.perf_counter() - t3
             result.labels = ["comment" if c else "main" if m else "other" for m, c in zip(main_mask, in_comments)]
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
@@ -414,26 +414,6 @@ class Extractor:
         if "text" in self.outputs:
             text = convert.to_text(content)
         return markdown, text
-
-
-_LANGUAGE_SAMPLE = 300  # characters of main text the language is detected on (metadata._DETECT_CHARS)
-
-
-def _complete_metadata(metadata: PageMetadata, blocks: PageBlocks, main: np.ndarray) -> None:
-    """What only the labels tell: the main text's language, and its first heading as the title of a
-    page that states none."""
-    parts: list[str] = []
-    size = 0
-    for index in np.flatnonzero(main).tolist():
-        block = blocks.blocks[index]
-        if metadata.title is None and block.tag in ("h1", "h2") and block.text.strip():
-            metadata.title = block.text.strip()
-        if size < _LANGUAGE_SAMPLE:
-            parts.append(block.text)
-            size += len(block.text)
-        elif metadata.title is not None:
-            break
-    metadata.language_detected = detect_language(" ".join(parts))
 
 
 @contextmanager

@@ -47,7 +47,13 @@ from extract_trt.runtime.html.dom import Node, materialize
 from extract_trt.runtime.types import Block
 
 __all__ = [
-    "PageMetadata", "detect_language", "extract_metadata", "front_matter", "load_language_model", "normalize_date",
+    "PageMetadata",
+    "complete_from_main",
+    "detect_language",
+    "extract_metadata",
+    "front_matter",
+    "load_language_model",
+    "normalize_date",
 ]
 
 
@@ -441,13 +447,12 @@ def extract_metadata(
     html: str,
     url: str | None = None,
     blocks: Sequence[Block] = (),
-    main_text: str | None = None,
 ) -> PageMetadata:
     """The metadata of the page whose original tree is ``root`` (read before reconstruction changes
     the tree). ``url``: the page's address (date patterns, relative canonical/image links); ``html``: its
     source, searched for a publication date in script data (``"datePublished": "…"``) when the markup
-    has none; ``blocks``: the simplifier's blocks, whose text near the ``<h1>`` may state the date;
-    ``main_text``: the main content, for the detected language.
+    has none; ``blocks``: the simplifier's blocks, whose text near the ``<h1>`` may state the date. What
+    only the labels tell is added by :func:`complete_from_main`.
 
     The body's markup is walked only when the head and JSON-LD leave the author or the date open (most
     of the cost is that walk); so body ``rel="tag"`` links, for one, are read only on such pages."""
@@ -504,9 +509,25 @@ def extract_metadata(
     )
     if md.license is not None and md.license.startswith(("/", "./")):
         md.license = _absolute(md.license, url)
-    if main_text:
-        md.language_detected = detect_language(main_text)
     return md
+
+
+def complete_from_main(metadata: PageMetadata, blocks: Sequence[Block], main: Sequence[bool]) -> None:
+    """What only the labels tell: the main text's language (``language_detected``), and its first
+    heading as the title of a page that states none. ``main``: one flag per block."""
+    parts: list[str] = []
+    size = 0
+    for block, is_main in zip(blocks, main):
+        if not is_main:
+            continue
+        if metadata.title is None and block.tag in ("h1", "h2") and block.text.strip():
+            metadata.title = block.text.strip()
+        if size < _DETECT_CHARS:
+            parts.append(block.text)
+            size += len(block.text)
+        elif metadata.title is not None:
+            break
+    metadata.language_detected = detect_language(" ".join(parts))
 
 
 _TITLE_SEPARATORS = re.compile(r"\s+[|\-–—·:»/]{1,2}\s+")
