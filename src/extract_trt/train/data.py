@@ -4,6 +4,9 @@
 * ``webmainbench-sample`` (Apache-2.0): ``cc-select`` element annotations read as block labels.
 * ``trafilatura-eval`` (Apache-2.0, 990 pages, mostly German): weak labels from its must-have /
   must-not-have snippets (a few blocks per page; the rest carry no loss) — the multilingual signal.
+* ``readability-pages`` (Apache-2.0, Mozilla Readability's test pages without the lorem-ipsum ones):
+  Readability.js's article-only output aligned to blocks — news and blog articles of 2008-2020 in
+  table-and-list layouts, the kind whose toolbars, teaser lists and menus the other sets rarely show.
 
 The model's vocabulary (:class:`~extract_trt.runtime.labelers.features.Vocabulary`) is the hashed ids found on pages
 of at least two training domains (:func:`shared_vocabulary`).
@@ -32,8 +35,8 @@ from extract_trt.runtime.labelers.features import HASH_BITS, WORDS, BlockFeature
 from extract_trt.train.align import IGNORE, align_labels, snippet_labels
 
 __all__ = [
-    "Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "in_share", "read_jsonl", "shared_vocabulary",
-    "split_of", "split_of_name",
+    "Example", "SIMPLIFIER", "SPLIT_MODULUS", "build_examples", "domain", "in_share", "page_group", "read_jsonl",
+    "shared_vocabulary", "split_of", "split_of_name",
 ]  # fmt: skip
 
 SPLIT_MODULUS = 5
@@ -72,6 +75,12 @@ def domain(url: str) -> str:
     return host[4:] if host.startswith("www.") else host
 
 
+def page_group(record: dict) -> str:
+    """The key a page is split and counted by: its domain, or its id when it has no URL (a test page of a
+    project's suite stands for a site of its own)."""
+    return domain(record.get("url") or "") or str(record.get("id"))
+
+
 def split_of(url: str) -> str:
     """``"validation"``, ``"tune"`` or ``"train"`` by a stable CRC32 of the page's domain.
 
@@ -97,6 +106,8 @@ def in_share(domain_name: str, share: float) -> bool:
 def build_examples(path: str | Path) -> Iterator[Example]:
     """Examples from one shared JSONL set; pages that yield no blocks or no usable labels are skipped."""
     for record in read_jsonl(path):
+        if str(record.get("likely_synthetic")) == "True":  # lorem-ipsum test pages teach no convention
+            continue
         html = record.get("annotated_html") or record["html"]
         page = simplify(html, profile=SIMPLIFIER)
         if not len(page):
@@ -118,8 +129,8 @@ def build_examples(path: str | Path) -> Iterator[Example]:
         yield Example(
             id=str(record["id"]),
             dataset=Path(path).name.split(".")[0],
-            domain=domain(record.get("url", "")),
-            split=split_of(record.get("url", "")),
+            domain=page_group(record),
+            split=split_of_name(page_group(record)),
             page_type=record.get("page_type") or "unknown",
             features=features,
             labels=labels,

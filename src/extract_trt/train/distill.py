@@ -44,7 +44,7 @@ from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler
 from extract_trt.runtime.labelers.features import WORDS, page_features
 from extract_trt.runtime.types import PageBlocks
 from extract_trt.train.align import IGNORE, align_labels
-from extract_trt.train.data import SIMPLIFIER, Example, domain, split_of_name
+from extract_trt.train.data import SIMPLIFIER, Example, page_group, split_of_name
 
 if TYPE_CHECKING:
     from extract_trt.train.trainer import TrainConfig
@@ -215,7 +215,7 @@ def _example(record: dict, page: PageBlocks, labels: TeacherLabels) -> Example:
     weights = np.where(hard == IGNORE, 0.0, 1.0 + np.log1p(words)).astype(np.float32)
     soft = None if labels.soft is None else np.clip(labels.soft, 0.0, 1.0).astype(np.float32)
     # by domain, as the shared sets; a page without a URL (a local file) by its id
-    group = domain(record.get("url") or "") or str(record.get("id"))
+    group = page_group(record)
     return Example(id=str(record.get("id")), dataset=TEACHER_DATASET, domain=group, split=split_of_name(group),
                    page_type="unknown", features=features, labels=hard, weights=weights, targets=soft)  # fmt: skip
 

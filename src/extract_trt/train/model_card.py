@@ -21,6 +21,9 @@ _DATA = {
     "containing a snippet (extract_trt/train/align.py `snippet_labels`); other blocks carry no loss.",
     "webmainbench-sample.jsonl.gz": "5 WebMainBench pages with `cc-select` element annotations "
     "(Apache-2.0; github.com/opendatalab/WebMainBench @9d991bd). Labels: the annotations.",
+    "readability-pages.jsonl.gz": "Mozilla Readability's test pages, news and blog articles of 2008-2020 "
+    "(Apache-2.0; github.com/mozilla/readability @ab4027a test/test-pages); the lorem-ipsum ones are left out. "
+    "Labels: Readability.js's article-only output aligned to blocks, as WCXB's text.",
 }
 
 
@@ -91,7 +94,7 @@ Blocks: simplifier profile `{simplifier}`{_WITH_HIDDEN if simplifier == MINERU_V
 ## Data and licences
 {data}
 {teacher}
-Split: by domain, CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} pages, reported only),
+Split: by domain (a page without a URL: by its id), CRC32(domain) % 5 == 0 -> validation ({t['validation_pages']} pages, reported only),
 == 1 -> tune ({t['tune_pages']} pages: threshold and hyper-parameters), the rest train ({t['train_pages']} pages{share}). The validation page ids are listed in `block-model.json`. The licences (CC-BY-4.0,
 Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the attribution above.
 

@@ -31,7 +31,7 @@ from extract_trt.train.model_card import render_model_card
 
 __all__ = ["TrainConfig", "block_f1", "train_block_model"]
 
-DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz", "trafilatura-eval.jsonl.gz")
+DATASETS = ("wcxb-dev.jsonl.gz", "webmainbench-sample.jsonl.gz", "trafilatura-eval.jsonl.gz", "readability-pages.jsonl.gz")
 MODEL_CARD = "MODEL_CARD.md"
 CROP = 512  # blocks of a training window: a random crop of a longer page (the labeler reads up to WINDOW)
 PRIMARY = "wcxb-dev"  # the set with full ground truth: its validation block F1 is the progress figure
