@@ -15,10 +15,11 @@ from extract_trt.eval.datasets import record_from_json
 from extract_trt.runtime.extractor import Extractor
 from extract_trt.runtime.html.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.labelers import get_labeler
-from extract_trt.runtime.labelers.block_model import BlockModelLabeler
+from extract_trt.runtime.labelers.block_model import BlockModelLabeler, default_model_dir
 from extract_trt.runtime.labelers.cascade import CascadeLabeler, block_words, page_uncertainty
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 from extract_trt.runtime.types import Labels
+from extract_trt.train.routing import main as routing_main
 from extract_trt.train.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
 
 import encoder_fixtures as fx
@@ -158,6 +159,20 @@ def test_oracle_routing_rows_and_curve_on_real_pages():
     assert set(ranking_report(rows)["uncertainty"]) == {"spearman", "loss_in_top_10", "loss_in_top_20", "loss_in_top_30"}
     page = simplify(records[0].html, profile=MINERU_V11_WITH_HIDDEN)
     assert oracle_labels(page, records[0].groundtruth).main.any()
+
+
+def test_routing_cli_measures_the_small_labeler_it_is_given(tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(r["id"] for r in wcxb_records()[:3]) + "\n")
+    common = ["--dataset", str(WCXB), "--ids", str(ids)]
+    routing_main([*common, "--out", str(tmp_path / "built-in")])
+    routing_main([*common, "--labeler", str(default_model_dir()), "--out", str(tmp_path / "directory")])
+    built_in, directory = (json.loads((tmp_path / d / "pages.json").read_text()) for d in ("built-in", "directory"))
+    assert len(built_in) == 3
+    assert [r["uncertainty"] for r in directory] == [r["uncertainty"] for r in built_in]
+    routing_main([*common, "--labeler", "heuristic", "--out", str(tmp_path / "heuristic")])
+    heuristic = json.loads((tmp_path / "heuristic" / "pages.json").read_text())
+    assert [r["uncertainty"] for r in heuristic] != [r["uncertainty"] for r in built_in]
 
 
 def test_spearman():

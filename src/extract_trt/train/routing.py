@@ -22,6 +22,9 @@ words in blocks with p(main) between 0.2 and 0.8.
 
 ``python -m extract_trt.train.routing --dataset wcxb-dev.jsonl.gz --ids ids.txt --out DIR`` writes
 ``pages.json`` (one row per page), ``routing.json`` and ``routing.md``, and ``routing.png`` with matplotlib.
+``--labeler DIR`` measures another small labeler (a block-model directory): to compare page scores without
+reporting on the pages they were chosen on, train with ``--no-refit`` and score that model on its manifest's
+``tune.ids``, as the shipped model is refit on the tune pages.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from extract_trt.eval.cost import CASCADE_BUDGETS
 from extract_trt.eval.datasets import EvalRecord, read_dataset, read_ids
 from extract_trt.eval.harness import Prediction, _reference, score_page
 from extract_trt.runtime.extractor import Extractor
-from extract_trt.runtime.labelers import Labeler, default_labeler
+from extract_trt.runtime.labelers import Labeler, default_labeler, get_labeler
 from extract_trt.runtime.labelers.cascade import block_words, page_uncertainty
 from extract_trt.runtime.types import Labels, PageBlocks
 from extract_trt.train.align import align_labels, fill_ignored
@@ -237,13 +240,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--ids", type=Path, help="page ids to score (e.g. the shipped model's validation ids)")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--labeler", help="the small labeler: a block-model directory or labeler name (default: the built-in model)")
     parser.add_argument("--rows", type=Path, help="recompute the report from a pages.json of an earlier run")
     args = parser.parse_args(argv)
     if args.rows is not None:
         rows = [PageRouting(**r) for r in json.loads(args.rows.read_text())]
     else:
         records = read_dataset(args.dataset, ids=read_ids(args.ids) if args.ids else None, limit=args.limit)
-        rows = list(route_pages(records))
+        rows = list(route_pages(records, get_labeler(args.labeler) if args.labeler else None))
     args.out.mkdir(parents=True, exist_ok=True)
     ranking, curve = ranking_report(rows), routing_curve(rows)
     (args.out / "pages.json").write_text(json.dumps([asdict(r) for r in rows], indent=0) + "\n")
