@@ -17,8 +17,9 @@ A cascade's output on a page is one of the two, so the quality at any budget fol
 
 The ranking report: Spearman correlation of each score with the page's real word-F1 loss (1 − word F1
 of the small labeler) and the share of the total loss found in the top 10/20/30 % of pages by score.
-Alongside the chosen score, two simpler ones for comparison: the mean block entropy and the number of
-words in blocks with p(main) between 0.2 and 0.8.
+Alongside the chosen score, simpler ones for comparison: the expected word-F1 loss alone (the score
+without its holes factor), the mean block entropy and the number of words in blocks with p(main) between
+0.2 and 0.8.
 
 ``python -m extract_trt.train.routing --dataset wcxb-dev.jsonl.gz --ids ids.txt --out DIR`` writes
 ``pages.json`` (one row per page), ``routing.json`` and ``routing.md``, and ``routing.png`` with matplotlib.
@@ -43,7 +44,7 @@ from extract_trt.eval.datasets import EvalRecord, read_dataset, read_ids
 from extract_trt.eval.harness import Prediction, _reference, score_page
 from extract_trt.runtime.extractor import Extractor
 from extract_trt.runtime.labelers import Labeler, default_labeler, get_labeler
-from extract_trt.runtime.labelers.cascade import block_words, page_uncertainty
+from extract_trt.runtime.labelers.cascade import block_words, page_expected_loss, page_uncertainty
 from extract_trt.runtime.types import Labels, PageBlocks
 from extract_trt.train.align import align_labels, fill_ignored
 
@@ -73,6 +74,7 @@ class PageRouting:
     mean_entropy: float
     doubtful_words: float
     small_seconds: float
+    expected_loss: float = 0.0  # absent from rows written before it was reported
 
 
 def _entropy(p: np.ndarray) -> float:
@@ -115,10 +117,11 @@ def route_pages(records: Iterable[EvalRecord], small: Labeler | None = None) -> 
             page = blocks_seen[0]
             p = np.asarray(labels.probability, dtype=np.float64)
             uncertainty = page_uncertainty(page, labels, threshold)
+            expected_loss = page_expected_loss(page, labels, threshold)
             doubtful = float(block_words(page)[(p > DOUBT[0]) & (p < DOUBT[1])].sum())
             entropy = _entropy(p)
         else:  # a page that failed before labelling: nothing to score it by
-            uncertainty = entropy = doubtful = 0.0
+            uncertainty = expected_loss = entropy = doubtful = 0.0
         yield PageRouting(
             id=record.id,
             small_word_f1=s.word.f1 if s.word else 0.0,
@@ -129,6 +132,7 @@ def route_pages(records: Iterable[EvalRecord], small: Labeler | None = None) -> 
             mean_entropy=entropy,
             doubtful_words=doubtful,
             small_seconds=small_seconds,
+            expected_loss=expected_loss,
         )
 
 
@@ -159,7 +163,7 @@ def ranking_report(rows: Sequence[PageRouting]) -> dict[str, dict[str, float]]:
     loss = np.array([1.0 - r.small_word_f1 for r in rows])
     total = float(loss.sum()) or 1.0
     out = {}
-    for name in ("uncertainty", "mean_entropy", "doubtful_words"):
+    for name in ("uncertainty", "expected_loss", "mean_entropy", "doubtful_words"):
         scores = np.array([getattr(r, name) for r in rows])
         out[name] = {"spearman": round(spearman(scores, loss), 4)}
         for share in TOP_SHARES:

@@ -55,7 +55,15 @@ from extract_trt.errors import LabelerError
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler
 from extract_trt.runtime.types import Labels, PageBlocks
 
-__all__ = ["CASCADE_PREFIX", "CascadeLabeler", "block_words", "main_region_holes", "page_uncertainty"]
+__all__ = [
+    "CASCADE_PREFIX",
+    "CascadeLabeler",
+    "block_words",
+    "expected_word_loss",
+    "main_region_holes",
+    "page_expected_loss",
+    "page_uncertainty",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +79,19 @@ def block_words(page: PageBlocks) -> np.ndarray:
 
 
 def page_uncertainty(page: PageBlocks, labels: Labels, threshold: float | None = None) -> float:
-    """Expected word-F1 loss of ``labels`` on ``page`` from their block probabilities, times one plus the
-    share of the main region's words they leave out, capped at 1 (module doc).
+    """:func:`expected_word_loss` of ``labels`` on ``page`` times one plus the share of the main region's
+    words they leave out (:func:`main_region_holes`), capped at 1 (module doc).
 
     ``threshold`` is the p(main) the labels were cut at; blocks whose label disagrees with it (repeats
     dropped after the cut) count as decided. Raises :class:`LabelerError` when the labels carry no
     probabilities.
     """
+    words, p, main = _decided(page, labels, threshold)
+    return min(1.0, expected_word_loss(words, p, main) * (1.0 + main_region_holes(words, main)))
+
+
+def _decided(page: PageBlocks, labels: Labels, threshold: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Words per block (0 for a block decided by a repeat), p(main) and labels, for the page scores."""
     if labels.probability is None:
         raise LabelerError(f"{labels.labeler} gives no block probabilities: page uncertainty needs them")
     p = np.asarray(labels.probability, dtype=np.float64)
@@ -85,12 +99,23 @@ def page_uncertainty(page: PageBlocks, labels: Labels, threshold: float | None =
     words = block_words(page)
     if threshold is not None:
         words = np.where(main == (p >= threshold), words, 0.0)
+    return words, p, main
+
+
+def expected_word_loss(words: np.ndarray, p: np.ndarray, main: np.ndarray) -> float:
+    """One minus the F1 of the expected true-positive, false-positive and false-negative word counts of the
+    labels ``main`` when each block is main with probability ``p`` (module doc)."""
     tp = float(np.sum(words[main] * p[main]))
     fp = float(np.sum(words[main] * (1.0 - p[main])))
     fn = float(np.sum(words[~main] * p[~main]))
     denominator = 2.0 * tp + fp + fn
-    expected_loss = (fp + fn) / denominator if denominator > 0 else 0.0
-    return min(1.0, expected_loss * (1.0 + main_region_holes(words, main)))
+    return (fp + fn) / denominator if denominator > 0 else 0.0
+
+
+def page_expected_loss(page: PageBlocks, labels: Labels, threshold: float | None = None) -> float:
+    """:func:`expected_word_loss` of ``labels`` on ``page`` alone (:func:`page_uncertainty` without the holes
+    factor), for comparing page scores."""
+    return expected_word_loss(*_decided(page, labels, threshold))
 
 
 def main_region_holes(words: np.ndarray, main: np.ndarray) -> float:
