@@ -19,10 +19,10 @@ or a related-articles list taken whole, an article cut apart), and confident one
 is the expected loss times ``1 + holes``, capped at 1, where **holes** is the share of the words between
 the first and the last main block that the labels leave out: 0 for a main region in one piece, near 1 for
 main blocks scattered among dropped text, a page whose structure the model read as broken. The factor
-has no fitted constant; on pages no model was tuned or refit on it ranked pages by their real loss better
-than the expected loss alone for two differently trained models (the study: ``docs/notes/routing.md``).
-How well it ranks pages is measured in :mod:`extract_trt.train.routing` (figures: BENCHMARKS.md,
-"Cascade and distillation").
+has no fitted constant. It was chosen on pages no model had been tuned or refit on, where it ranked pages
+by their real loss better than the expected loss alone for two differently trained models, and calibrated,
+smoothed or sampled variants of the expected loss did not. How well it ranks pages is measured in
+:mod:`extract_trt.train.routing` (figures and the comparison: BENCHMARKS.md, "Cascade and distillation").
 
 **Routing.** :class:`CascadeLabeler` labels a call's pages with the small labeler, scores them, and sends
 to the big labeler either the most uncertain ``budget`` share of pages (ranked within each call of
