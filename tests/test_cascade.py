@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -15,10 +16,11 @@ from extract_trt.eval.datasets import record_from_json
 from extract_trt.runtime.extractor import Extractor
 from extract_trt.runtime.html.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.labelers import get_labeler
-from extract_trt.runtime.labelers.block_model import BlockModelLabeler
-from extract_trt.runtime.labelers.cascade import CascadeLabeler, block_words, page_uncertainty
+from extract_trt.runtime.labelers.block_model import BlockModelLabeler, default_model_dir
+from extract_trt.runtime.labelers.cascade import CascadeLabeler, block_words, main_region_holes, page_uncertainty
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 from extract_trt.runtime.types import Labels
+from extract_trt.train.routing import main as routing_main
 from extract_trt.train.routing import oracle_labels, ranking_report, route_pages, routing_curve, spearman
 
 import encoder_fixtures as fx
@@ -77,6 +79,31 @@ def test_uncertainty_is_zero_when_sure_and_grows_with_doubtful_words():
     assert 0 < scores[0] < scores[1]
     with pytest.raises(LabelerError, match="no block probabilities"):
         page_uncertainty(page, Labels(main=sure.main, labeler="heuristic"))
+
+
+def test_uncertainty_grows_when_the_labels_cut_the_main_region_apart():
+    words = np.array([10.0, 0, 30, 20, 40, 5])
+    assert main_region_holes(words, np.array([0, 1, 1, 1, 1, 0], bool)) == 0.0  # one piece (a wordless block inside)
+    assert main_region_holes(words, np.array([0, 0, 1, 0, 1, 0], bool)) == pytest.approx(20 / 90)
+    assert main_region_holes(words, np.zeros(6, bool)) == 0.0
+    # the same blocks and probabilities in two orders: the expected loss is the same, the page whose main
+    # blocks sit among left-out ones scores higher
+    page = simplify(wcxb_records()[0]["html"], profile=MINERU_V11_WITH_HIDDEN)
+    words = block_words(page)
+    main = np.zeros(len(page), bool)
+    main[np.argsort(-words)[:6]] = True
+    p = np.where(main, 0.7, 0.1).astype(np.float32)
+    rest = np.concatenate([np.flatnonzero(~main & (words > 0)), np.flatnonzero(~main & (words == 0))])  # words first
+    together = np.concatenate([np.flatnonzero(main), rest])
+    apart = np.concatenate([np.column_stack([np.flatnonzero(main), rest[:6]]).ravel(), rest[6:]])  # main, other, main, …
+    scores = []
+    for order in (together, apart):
+        shuffled = replace(page, blocks=[page.blocks[i] for i in order])
+        scores.append(page_uncertainty(shuffled, Labels(main=main[order], labeler="t", probability=p[order])))
+    holes = main_region_holes(words[apart], main[apart])
+    assert 0 < holes < 1
+    assert scores[1] == pytest.approx(min(1.0, scores[0] * (1 + holes)))
+    assert scores[0] < scores[1]
 
 
 def test_cascade_routes_the_budget_share_of_most_uncertain_pages_to_the_encoder():
@@ -158,6 +185,20 @@ def test_oracle_routing_rows_and_curve_on_real_pages():
     assert set(ranking_report(rows)["uncertainty"]) == {"spearman", "loss_in_top_10", "loss_in_top_20", "loss_in_top_30"}
     page = simplify(records[0].html, profile=MINERU_V11_WITH_HIDDEN)
     assert oracle_labels(page, records[0].groundtruth).main.any()
+
+
+def test_routing_cli_measures_the_small_labeler_it_is_given(tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(r["id"] for r in wcxb_records()[:3]) + "\n")
+    common = ["--dataset", str(WCXB), "--ids", str(ids)]
+    routing_main([*common, "--out", str(tmp_path / "built-in")])
+    routing_main([*common, "--labeler", str(default_model_dir()), "--out", str(tmp_path / "directory")])
+    built_in, directory = (json.loads((tmp_path / d / "pages.json").read_text()) for d in ("built-in", "directory"))
+    assert len(built_in) == 3
+    assert [r["uncertainty"] for r in directory] == [r["uncertainty"] for r in built_in]
+    routing_main([*common, "--labeler", "heuristic", "--out", str(tmp_path / "heuristic")])
+    heuristic = json.loads((tmp_path / "heuristic" / "pages.json").read_text())
+    assert [r["uncertainty"] for r in heuristic] != [r["uncertainty"] for r in built_in]
 
 
 def test_spearman():

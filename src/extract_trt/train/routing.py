@@ -17,11 +17,15 @@ A cascade's output on a page is one of the two, so the quality at any budget fol
 
 The ranking report: Spearman correlation of each score with the page's real word-F1 loss (1 − word F1
 of the small labeler) and the share of the total loss found in the top 10/20/30 % of pages by score.
-Alongside the chosen score, two simpler ones for comparison: the mean block entropy and the number of
-words in blocks with p(main) between 0.2 and 0.8.
+Alongside the chosen score, simpler ones for comparison: the expected word-F1 loss alone (the score
+without its holes factor), the mean block entropy and the number of words in blocks with p(main) between
+0.2 and 0.8.
 
 ``python -m extract_trt.train.routing --dataset wcxb-dev.jsonl.gz --ids ids.txt --out DIR`` writes
 ``pages.json`` (one row per page), ``routing.json`` and ``routing.md``, and ``routing.png`` with matplotlib.
+``--labeler DIR`` measures another small labeler (a block-model directory): to compare page scores without
+reporting on the pages they were chosen on, train with ``--no-refit`` and score that model on its manifest's
+``tune.ids``, as the shipped model is refit on the tune pages.
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ from extract_trt.eval.cost import CASCADE_BUDGETS
 from extract_trt.eval.datasets import EvalRecord, read_dataset, read_ids
 from extract_trt.eval.harness import Prediction, _reference, score_page
 from extract_trt.runtime.extractor import Extractor
-from extract_trt.runtime.labelers import Labeler, default_labeler
-from extract_trt.runtime.labelers.cascade import block_words, page_uncertainty
+from extract_trt.runtime.labelers import Labeler, default_labeler, get_labeler
+from extract_trt.runtime.labelers.cascade import block_words, page_expected_loss, page_uncertainty
 from extract_trt.runtime.types import Labels, PageBlocks
 from extract_trt.train.align import align_labels, fill_ignored
 
@@ -70,6 +74,7 @@ class PageRouting:
     mean_entropy: float
     doubtful_words: float
     small_seconds: float
+    expected_loss: float = 0.0  # absent from rows written before it was reported
 
 
 def _entropy(p: np.ndarray) -> float:
@@ -112,10 +117,11 @@ def route_pages(records: Iterable[EvalRecord], small: Labeler | None = None) -> 
             page = blocks_seen[0]
             p = np.asarray(labels.probability, dtype=np.float64)
             uncertainty = page_uncertainty(page, labels, threshold)
+            expected_loss = page_expected_loss(page, labels, threshold)
             doubtful = float(block_words(page)[(p > DOUBT[0]) & (p < DOUBT[1])].sum())
             entropy = _entropy(p)
         else:  # a page that failed before labelling: nothing to score it by
-            uncertainty = entropy = doubtful = 0.0
+            uncertainty = expected_loss = entropy = doubtful = 0.0
         yield PageRouting(
             id=record.id,
             small_word_f1=s.word.f1 if s.word else 0.0,
@@ -126,6 +132,7 @@ def route_pages(records: Iterable[EvalRecord], small: Labeler | None = None) -> 
             mean_entropy=entropy,
             doubtful_words=doubtful,
             small_seconds=small_seconds,
+            expected_loss=expected_loss,
         )
 
 
@@ -156,7 +163,7 @@ def ranking_report(rows: Sequence[PageRouting]) -> dict[str, dict[str, float]]:
     loss = np.array([1.0 - r.small_word_f1 for r in rows])
     total = float(loss.sum()) or 1.0
     out = {}
-    for name in ("uncertainty", "mean_entropy", "doubtful_words"):
+    for name in ("uncertainty", "expected_loss", "mean_entropy", "doubtful_words"):
         scores = np.array([getattr(r, name) for r in rows])
         out[name] = {"spearman": round(spearman(scores, loss), 4)}
         for share in TOP_SHARES:
@@ -237,13 +244,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--ids", type=Path, help="page ids to score (e.g. the shipped model's validation ids)")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--labeler", help="the small labeler: a block-model directory or labeler name (default: the built-in model)")
     parser.add_argument("--rows", type=Path, help="recompute the report from a pages.json of an earlier run")
     args = parser.parse_args(argv)
     if args.rows is not None:
         rows = [PageRouting(**r) for r in json.loads(args.rows.read_text())]
     else:
         records = read_dataset(args.dataset, ids=read_ids(args.ids) if args.ids else None, limit=args.limit)
-        rows = list(route_pages(records))
+        rows = list(route_pages(records, get_labeler(args.labeler) if args.labeler else None))
     args.out.mkdir(parents=True, exist_ok=True)
     ranking, curve = ranking_report(rows), routing_curve(rows)
     (args.out / "pages.json").write_text(json.dumps([asdict(r) for r in rows], indent=0) + "\n")
