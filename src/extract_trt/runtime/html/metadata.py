@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timezone
@@ -143,6 +144,8 @@ def text_of(node: Node, limit: int = 400) -> str:
     parts: list[str] = []
     size = 0
     stack: list[tuple[Node, bool]] = [(node, False)]
+    el: Node  # (typed for the compiled build: C-level field access)
+    kid: Node
     while stack and size < limit:
         el, tail = stack.pop()
         if tail:
@@ -163,14 +166,19 @@ def text_of(node: Node, limit: int = 400) -> str:
     return _SPACES.sub(" ", "".join(parts)).strip()[: limit + 50]
 
 
+# Left unbuilt in the head: their content is text, never a <meta>/<link>, and most of a head's size.
+_HEAD_TEXT_TAGS = frozenset({"script", "style"})
+
+
 def _head_sources(root: Node, html: str, blocks: Sequence[Block]) -> _Sources:
     """The cheap sources: the ``<head>``, JSON-LD (found in the source text, head and body), and the first
     ``<h1>`` (a block)."""
     src = _Sources(html_lang=root.attrs.get("lang") or root.attrs.get("xml:lang"))
     head = next((kid for kid in root.children if kid.tag == "head"), None)
     if head is not None:
-        materialize(head)
+        materialize(head, _HEAD_TEXT_TAGS)
         stack = head.children[::-1]  # popped in document order: the first of repeated tags wins
+        node: Node  # (typed for the compiled build: C-level field access)
         while stack:
             node = stack.pop()
             if node.tag == "title":
@@ -219,6 +227,11 @@ def _body_sources(root: Node, src: _Sources) -> None:
     element passes here, so the common case (no attributes of interest) costs a few dict lookups."""
     stack = [kid for kid in reversed(root.children) if kid.tag != "head"]
     hint = _CLASS_HINT.search
+    hinted = src.hinted
+    class_hints: dict[str, bool] = {}  # a page repeats its class values: each is matched once
+    node: Node  # (typed for the compiled build: C-level field access)
+    attrs: dict[str, str]
+    kids: list[Node]
     while stack:
         node = stack.pop()
         attrs = node.attrs
@@ -232,8 +245,12 @@ def _body_sources(root: Node, src: _Sources) -> None:
             ):
                 _attrs_candidates(node, tag, attrs, src)
             cls = attrs.get("class")
-            if cls is not None and hint(cls) is not None and len(src.hinted) < _MAX_HINTED:
-                src.hinted.append(node)
+            if cls is not None and len(hinted) < _MAX_HINTED:
+                hinted_class = class_hints.get(cls)
+                if hinted_class is None:
+                    hinted_class = class_hints[cls] = hint(cls) is not None
+                if hinted_class:
+                    hinted.append(node)
         if node.lazy is None:
             kids = node.children
             if kids:
@@ -842,13 +859,26 @@ def load_language_model() -> bool:
     global _identifier
     if _identifier is None:
         try:
-            import py3langid
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
         except ImportError:
             _identifier = False
         else:
-            py3langid.classify("model")  # the model is read on the first call
-            _identifier = py3langid.classify
+            _identifier = _flat_tables(LanguageIdentifier.from_model_file(MODEL_FILE))
     return _identifier is not False
+
+
+def _flat_tables(identifier: Any) -> Any:
+    """``identifier`` with its automaton's row offsets and outputs in flat arrays (the same values).
+
+    py3langid keeps them as lists of Python ints, so every byte it reads follows two pointers to int
+    objects spread over a few MB; the extraction between two pages evicts them, and the cache misses
+    were a quarter of a detection's time in the pipeline. An identifier of another py3langid version
+    (without these lists) is used as it is."""
+    for name in ("_rowbase", "tk_output"):
+        table = getattr(identifier, name, None)
+        if isinstance(table, list):
+            setattr(identifier, name, array("q", table))
+    return identifier
 
 
 def detect_language(text: str) -> str | None:
@@ -857,7 +887,7 @@ def detect_language(text: str) -> str | None:
     sample = text[:_DETECT_CHARS]
     if len(sample.strip()) < _MIN_DETECT_CHARS or not load_language_model():
         return None
-    return _identifier(sample)[0]
+    return _identifier.classify(sample)[0]
 
 
 # ── YAML front matter ───────────────────────────────────────────────────────────────────────────────
