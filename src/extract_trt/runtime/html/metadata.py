@@ -102,8 +102,9 @@ _MAX_AUTHOR_CHARS = 80
 _MAX_HINTS = 8
 _MAX_HINTED = 64
 _MARKUP_TAGS = frozenset({"time", "a"})
-# a first, cheap filter of class values (one C-level scan); _AUTHOR_HINT / _DATE_HINT decide later
-_CLASS_HINT = re.compile(r"uthor|yline|riter|osted|date|Date|time|Time|ublish")
+# a first, cheap filter of class values (substring tests: a third of a regex search's time on class
+# values); _AUTHOR_HINT / _DATE_HINT decide later
+_CLASS_HINTS = ("uthor", "yline", "riter", "osted", "date", "Date", "time", "Time", "ublish")
 
 
 @dataclass(slots=True)
@@ -226,7 +227,6 @@ def _body_sources(root: Node, src: _Sources) -> None:
     one walk over the body, read only when the head's sources leave the author or the date open. Every
     element passes here, so the common case (no attributes of interest) costs a few dict lookups."""
     stack = [kid for kid in reversed(root.children) if kid.tag != "head"]
-    hint = _CLASS_HINT.search
     hinted = src.hinted
     class_hints: dict[str, bool] = {}  # a page repeats its class values: each is matched once
     node: Node  # (typed for the compiled build: C-level field access)
@@ -248,7 +248,7 @@ def _body_sources(root: Node, src: _Sources) -> None:
             if cls is not None and len(hinted) < _MAX_HINTED:
                 hinted_class = class_hints.get(cls)
                 if hinted_class is None:
-                    hinted_class = class_hints[cls] = hint(cls) is not None
+                    hinted_class = class_hints[cls] = any(word in cls for word in _CLASS_HINTS)
                 if hinted_class:
                     hinted.append(node)
         if node.lazy is None:
@@ -678,6 +678,7 @@ def _days_apart(a: str, b: str) -> int:
     return abs((date.fromisoformat(a[:10]) - date.fromisoformat(b[:10])).days)
 
 
+_DIGIT = re.compile(r"\d")
 _DATE_SCAN_BLOCKS = 12  # blocks after the first <h1> that a byline date is looked for in
 _MAX_DATE_LINE = 100
 
@@ -688,7 +689,7 @@ def block_date(blocks: Sequence[Block]) -> str | None:
     start = next((i for i, b in enumerate(blocks) if b.tag == "h1"), 0)
     for block in blocks[max(0, start - 3) : start + _DATE_SCAN_BLOCKS]:
         text = block.text
-        if len(text) <= _MAX_DATE_LINE and any(c.isdigit() for c in text):
+        if len(text) <= _MAX_DATE_LINE and _DIGIT.search(text):  # (the date patterns need a \d digit)
             found = normalize_date(_first_line_date(text))
             if found:
                 return found
@@ -708,6 +709,7 @@ def _text_date(src: _Sources) -> str | None:
     return None
 
 
+# in order of trust
 _SCRIPT_DATE_KEYS = (
     "datePublished", "publishedDate", "publishDate", "published_at", "publishedAt", "first_publication_date",
     "published_on", "publish_date", "pubDate", "date_published",
@@ -716,21 +718,46 @@ _SCRIPT_DATE_KEYS = (
 _SCRIPT_DATE_VALUE = re.compile(r"""\\?["']?\s*:\s*\\?["']((?:19|20)\d\d-[01]\d-[0-3]\d[^"'\\]{0,30})""")
 
 
+def _key_groups(keys: Sequence[str], needles: Sequence[str]) -> tuple[tuple[str, tuple[tuple[int, str, int], ...]], ...]:
+    """Each needle with the keys it is the first to be part of: (rank of the key in ``keys``, the key, where
+    the needle starts in it)."""
+    groups = []
+    left = list(keys)
+    for needle in needles:
+        groups.append((needle, tuple((keys.index(k), k, k.index(needle)) for k in left if needle in k)))
+        left = [k for k in left if needle not in k]
+    if left:
+        raise ValueError(f"no needle finds {left}")
+    return tuple(groups)
+
+
+# A str.find pass over a 250 kB page takes 0.06-0.13 ms whatever it finds, so the keys are found through
+# substrings they share ("ublished" is in six): five passes instead of ten on a page without any.
+_SCRIPT_DATE_NEEDLES = _key_groups(_SCRIPT_DATE_KEYS, ("ublished", "publishDate", "publish_date", "first_publication_date", "pubDate"))
+
+
 def script_date(html: str) -> str | None:
-    """A publication date from the page's script data (``"datePublished":"2024-03-15…"`` and kin).
-    ``str.find`` locates the keys (a regex alternation over a 1 MB page takes tens of milliseconds)."""
+    """A publication date from the page's script data (``"datePublished":"2024-03-15…"`` and kin): the
+    first one (in the page) of the most trusted key that has one. ``str.find`` locates the keys (a regex
+    alternation over a 1 MB page takes tens of milliseconds)."""
     if not html:
         return None
-    for key in _SCRIPT_DATE_KEYS:
-        at = html.find(key)
+    best_rank = len(_SCRIPT_DATE_KEYS)
+    best = None
+    for needle, keys in _SCRIPT_DATE_NEEDLES:
+        at = html.find(needle)
         while at >= 0:
-            match = _SCRIPT_DATE_VALUE.match(html, at + len(key))
-            if match:
-                found = normalize_date(match[1])
-                if found:
-                    return found
-            at = html.find(key, at + len(key))
-    return None
+            for rank, key, offset in keys:
+                start = at - offset
+                if rank < best_rank and start >= 0 and html.startswith(key, start):
+                    match = _SCRIPT_DATE_VALUE.match(html, start + len(key))
+                    found = normalize_date(match[1]) if match else None
+                    if found:
+                        best_rank, best = rank, found
+            at = html.find(needle, at + 1)
+        if best_rank == 0:
+            break
+    return best
 
 
 _URL_DATE = re.compile(r"/((?:19|20)\d\d)[/_-]?(0[1-9]|1[0-2])[/_-]?(0[1-9]|[12]\d|3[01])(?=[/_.+-]|$)")
