@@ -124,7 +124,8 @@ def test_byline_class_and_date_block_after_h1() -> None:
 def test_head_scripts_stay_unbuilt_and_the_page_map_is_unchanged() -> None:
     """The head is read without building its scripts and styles: a <meta> after a large inline script is
     still read, and the page's map (what reconstruction serialises) is the same as without metadata."""
-    script = "<script>var state = {" + ", ".join(f'"k{i}": "<meta name=author content=Wrong>"' for i in range(200)) + "};</script>"
+    fake = ", ".join(f'"k{i}": "<meta name=author content=Wrong>"' for i in range(200))
+    script = "<script>var state = {" + fake + "};</script>"
     html = page(script + '<style>p { color: red }</style><meta name="author" content="Eve Adams">')
     plain = simplify(html)
     read = simplify(html)

@@ -24,7 +24,8 @@ from pathlib import Path
 
 # Runtime modules compiled by setup.py, in dependency order, named relative to the runtime package.
 COMPILED_MODULES = (
-    "html.dom", "html.simplify", "html.reconstruct", "html.markdown", "html.convert", "html.metadata", "labelers.features",
+    "html.dom", "html.simplify", "html.reconstruct", "html.markdown", "html.convert", "html.metadata",
+    "labelers.features",
 )  # fmt: skip
 # Modules written in Cython proper (no interpreted twin; used only by the compiled core, when present),
 # with the sources they are built from (paths relative to the runtime package's directory).

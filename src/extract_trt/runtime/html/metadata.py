@@ -24,8 +24,11 @@ The title compares the structured title (or ``<title>``) with the page's ``<h1>`
 ``<h1>`` or names the site (its ``og:site_name`` or domain). Authors from JSON-LD or repeated author meta
 tags are joined with ", ". The rules were tuned on the train and tune domains of ``wcxb-dev`` only.
 
-Cost: the head, JSON-LD (found with ``str.find`` in the source) and the blocks are always read; the body
-is walked (every element, a few dict lookups each) only when they leave the author or the date open.
+Cost: the head (its scripts and styles left unbuilt), JSON-LD (found with ``str.find`` in the source) and
+the blocks are always read; the body is walked (every element, a few dict lookups each) only when they
+leave the author or the date open. The module is part of the compiled core (typed walks over the tree).
+A third of the time is the language detection, on 300 characters: fewer lose accuracy (measured on the
+main text of 2,599 shared pages: 98.5 % right at 300, 98.3 % at 200, 97.9 % at 150).
 
 Dates are ISO 8601: ``YYYY-MM-DD``, or ``YYYY-MM-DDTHH:MM:SS[+HH:MM]`` when the page gives a time.
 ``htmldate`` was measured and not used: 5 ms median, 84 ms mean CPU per page (``extensive_search``),
@@ -718,7 +721,9 @@ _SCRIPT_DATE_KEYS = (
 _SCRIPT_DATE_VALUE = re.compile(r"""\\?["']?\s*:\s*\\?["']((?:19|20)\d\d-[01]\d-[0-3]\d[^"'\\]{0,30})""")
 
 
-def _key_groups(keys: Sequence[str], needles: Sequence[str]) -> tuple[tuple[str, tuple[tuple[int, str, int], ...]], ...]:
+def _key_groups(
+    keys: Sequence[str], needles: Sequence[str]
+) -> tuple[tuple[str, tuple[tuple[int, str, int], ...]], ...]:
     """Each needle with the keys it is the first to be part of: (rank of the key in ``keys``, the key, where
     the needle starts in it)."""
     groups = []
@@ -733,7 +738,9 @@ def _key_groups(keys: Sequence[str], needles: Sequence[str]) -> tuple[tuple[str,
 
 # A str.find pass over a 250 kB page takes 0.06-0.13 ms whatever it finds, so the keys are found through
 # substrings they share ("ublished" is in six): five passes instead of ten on a page without any.
-_SCRIPT_DATE_NEEDLES = _key_groups(_SCRIPT_DATE_KEYS, ("ublished", "publishDate", "publish_date", "first_publication_date", "pubDate"))
+_SCRIPT_DATE_NEEDLES = _key_groups(
+    _SCRIPT_DATE_KEYS, ("ublished", "publishDate", "publish_date", "first_publication_date", "pubDate")
+)
 
 
 def script_date(html: str) -> str | None:
