@@ -105,9 +105,8 @@ _MAX_AUTHOR_CHARS = 80
 _MAX_HINTS = 8
 _MAX_HINTED = 64
 _MARKUP_TAGS = frozenset({"time", "a"})
-# a first, cheap filter of class values (substring tests: a third of a regex search's time on class
-# values); _AUTHOR_HINT / _DATE_HINT decide later
-_CLASS_HINTS = ("uthor", "yline", "riter", "osted", "date", "Date", "time", "Time", "ublish")
+# a first, cheap filter of class values (one C-level scan); _AUTHOR_HINT / _DATE_HINT decide later
+_CLASS_HINT = re.compile(r"uthor|yline|riter|osted|date|Date|time|Time|ublish")
 
 
 @dataclass(slots=True)
@@ -230,6 +229,7 @@ def _body_sources(root: Node, src: _Sources) -> None:
     one walk over the body, read only when the head's sources leave the author or the date open. Every
     element passes here, so the common case (no attributes of interest) costs a few dict lookups."""
     stack = [kid for kid in reversed(root.children) if kid.tag != "head"]
+    hint = _CLASS_HINT.search
     hinted = src.hinted
     class_hints: dict[str, bool] = {}  # a page repeats its class values: each is matched once
     node: Node  # (typed for the compiled build: C-level field access)
@@ -251,7 +251,7 @@ def _body_sources(root: Node, src: _Sources) -> None:
             if cls is not None and len(hinted) < _MAX_HINTED:
                 hinted_class = class_hints.get(cls)
                 if hinted_class is None:
-                    hinted_class = class_hints[cls] = any(word in cls for word in _CLASS_HINTS)
+                    hinted_class = class_hints[cls] = hint(cls) is not None
                 if hinted_class:
                     hinted.append(node)
         if node.lazy is None:
