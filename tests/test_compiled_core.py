@@ -1,6 +1,6 @@
 """The compiled core (Cython build of the hot-path modules from their .py sources, and the C loops of the
-block features) against the same sources run interpreted: same blocks, simplified HTML, map, main content
-and model features, byte for byte, on real pages; and the switch that picks between them."""
+block features) against the same sources run interpreted: same blocks, simplified HTML, map, main content,
+model features and page metadata, byte for byte, on real pages; and the switch that picks between them."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import dataclasses, gzip, json, sys
 import numpy as np
 import extract_trt.runtime as runtime
 from extract_trt.runtime.html.convert import to_markdown
+from extract_trt.runtime.html.metadata import complete_from_main, extract_metadata
 from extract_trt.runtime.html.reconstruct import reconstruct_main
 from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.html.simplify_v1 import DRIPPER_V1
@@ -35,10 +36,12 @@ for html in json.load(sys.stdin):
     for profile in (None, DRIPPER_V1):
         page = simplify(html, profile=profile)
         main = np.arange(len(page.blocks)) % 3 != 1
+        metadata = extract_metadata(page.page_map.root, html, "https://example.com/2024/01/02/post", page.blocks)
+        complete_from_main(metadata, page.blocks, main)
         content = reconstruct_main(page, Labels(main=main, labeler="test"))
         print(json.dumps([page.simplified_html, [dataclasses.astuple(b) for b in page.blocks],
                           content.html, to_markdown(content), page.map_html,
-                          [a.tolist() for a in page_features(page).arrays()]]))
+                          [a.tolist() for a in page_features(page).arrays()], metadata.as_dict()]))
 """
 
 

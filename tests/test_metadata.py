@@ -121,6 +121,21 @@ def test_byline_class_and_date_block_after_h1() -> None:
     assert md.date == "2021-03-03"
 
 
+def test_head_scripts_stay_unbuilt_and_the_page_map_is_unchanged() -> None:
+    """The head is read without building its scripts and styles: a <meta> after a large inline script is
+    still read, and the page's map (what reconstruction serialises) is the same as without metadata."""
+    fake = ", ".join(f'"k{i}": "<meta name=author content=Wrong>"' for i in range(200))
+    script = "<script>var state = {" + fake + "};</script>"
+    html = page(script + '<style>p { color: red }</style><meta name="author" content="Eve Adams">')
+    plain = simplify(html)
+    read = simplify(html)
+    md = extract_metadata(read.page_map.root, html, None, read.blocks)
+    assert md.author == "Eve Adams"
+    head = next(kid for kid in read.page_map.root.children if kid.tag == "head")
+    assert [kid.tag for kid in head.children if kid.lazy is not None] == ["script", "style"]
+    assert read.page_map.map_html() == plain.page_map.map_html()
+
+
 def test_url_date_and_script_data() -> None:
     assert meta_of(page(), url="https://blog.example.org/2019/05/07/a-post/").date == "2019-05-07"
     script = '<script>window.__DATA__={"post":{"publishedAt":"2020-02-29T12:00:00Z"}}</script>'
@@ -162,6 +177,10 @@ def test_url_script_and_block_date_helpers() -> None:
     assert url_date("https://x.org/product/20241399") is None
     assert script_date('{"datePublished":"not a date","publishDate":"2021-06-01"}') == "2021-06-01"
     assert script_date('"title":"x"') is None
+    # the most trusted key wins wherever it is in the page; among its matches, the first valid one
+    assert script_date('{"pubDate":"2019-01-01"} {"datePublished":"x","datePublished":"2020-02-02"}') == "2020-02-02"
+    assert script_date('{"publishedAt":"2021-01-01","published_at":"2022-02-02"}') == "2022-02-02"
+    assert script_date("first_publication_date: '2018-07-01T10:00:00Z'") == "2018-07-01T10:00:00+00:00"
     blocks = simplify("<html><body><p>intro</p><h1>T</h1><p>Updated: Jan 2, 2020</p></body></html>").blocks
     assert block_date(blocks) == "2020-01-02"
 
@@ -169,6 +188,31 @@ def test_url_script_and_block_date_helpers() -> None:
 def test_detect_language() -> None:
     assert detect_language("Der Garten ist im Sommer sehr schön und die Kinder spielen dort jeden Tag.") == "de"
     assert detect_language("too short") is None
+
+
+def test_detect_language_reads_a_long_text_by_its_start() -> None:
+    german = "Der Garten ist im Sommer sehr schön und die Kinder spielen dort jeden Tag mit dem Hund. "
+    english = "The garden is lovely in summer and the children play there every day with the dog. "
+    assert detect_language(german * 60) == "de"  # 5,000 characters: the first 300 decide
+    assert detect_language(german * 4 + english * 60) == "de"  # what follows the start is not read
+    assert detect_language(english * 4 + german * 60) == "en"
+
+
+def test_language_detection_matches_py3langid() -> None:
+    """The identifier behind detect_language (py3langid's model, its automaton's tables as flat arrays)
+    gives py3langid's own answer."""
+    py3langid = pytest.importorskip("py3langid")
+    texts = [
+        "Der Garten ist im Sommer sehr schön und die Kinder spielen dort jeden Tag.",
+        "Le jardin est très beau en été et les enfants y jouent tous les jours avec le chien.",
+        "El jardín es muy bonito en verano y los niños juegan allí todos los días con el perro.",
+        "Ogród jest latem bardzo piękny, a dzieci bawią się w nim codziennie z psem sąsiadów.",
+        "夏天的花园非常美丽，孩子们每天都在那里和狗一起玩耍，邻居们也经常来这里散步和聊天。",
+        "Летом сад очень красив, и дети каждый день играют там с собакой и соседскими друзьями.",
+        "Release notes 2.4.1: fixed crash in parser (#1234), bumped numpy>=1.26, see CHANGELOG.md",
+    ]
+    for text in texts:
+        assert detect_language(text) == py3langid.classify(text)[0], text
 
 
 # ── front matter ──────────────────────────────────────────────────────────────────────────────────

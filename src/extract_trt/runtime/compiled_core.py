@@ -23,7 +23,10 @@ import warnings
 from pathlib import Path
 
 # Runtime modules compiled by setup.py, in dependency order, named relative to the runtime package.
-COMPILED_MODULES = ("html.dom", "html.simplify", "html.reconstruct", "html.markdown", "html.convert", "labelers.features")
+COMPILED_MODULES = (
+    "html.dom", "html.simplify", "html.reconstruct", "html.markdown", "html.convert", "html.metadata",
+    "labelers.features",
+)  # fmt: skip
 # Modules written in Cython proper (no interpreted twin; used only by the compiled core, when present),
 # with the sources they are built from (paths relative to the runtime package's directory).
 CYTHON_MODULES = {"html.lexbor_walk": ("html/lexbor_walk.pyx", "html/dom.pxd"), "labelers.feature_hash": ("labelers/feature_hash.pyx",)}

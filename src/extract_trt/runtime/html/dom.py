@@ -230,16 +230,17 @@ def parse(html: str, lazy_tags: frozenset[str] = frozenset()) -> Node:
     return root
 
 
-def materialize(node: Node) -> None:
-    """Build the content of a lazily parsed element (no-op for any other)."""
+def materialize(node: Node, lazy_tags: frozenset[str] = frozenset()) -> None:
+    """Build the content of a lazily parsed element (no-op for any other); the elements named in
+    ``lazy_tags`` inside it are left lazy in turn (as by :func:`parse`)."""
     lazy = node.lazy
     if lazy is not None:
         node.lazy = None
         tree, first, templates = lazy
         if tree is None:  # built by _build: ``first`` is the selectolax node
-            _build(first, node, templates, frozenset())
+            _build(first, node, templates, lazy_tags)
         else:
-            _walk(tree, first, node, templates, frozenset())
+            _walk(tree, first, node, templates, lazy_tags)
 
 
 def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: frozenset[str]) -> None:

@@ -24,8 +24,11 @@ The title compares the structured title (or ``<title>``) with the page's ``<h1>`
 ``<h1>`` or names the site (its ``og:site_name`` or domain). Authors from JSON-LD or repeated author meta
 tags are joined with ", ". The rules were tuned on the train and tune domains of ``wcxb-dev`` only.
 
-Cost: the head, JSON-LD (found with ``str.find`` in the source) and the blocks are always read; the body
-is walked (every element, a few dict lookups each) only when they leave the author or the date open.
+Cost: the head (its scripts and styles left unbuilt), JSON-LD (found with ``str.find`` in the source) and
+the blocks are always read; the body is walked (every element, a few dict lookups each) only when they
+leave the author or the date open. The module is part of the compiled core (typed walks over the tree).
+A third of the time is the language detection, on 300 characters: fewer lose accuracy (measured on the
+main text of 2,599 shared pages: 98.5 % right at 300, 98.3 % at 200, 97.9 % at 150).
 
 Dates are ISO 8601: ``YYYY-MM-DD``, or ``YYYY-MM-DDTHH:MM:SS[+HH:MM]`` when the page gives a time.
 ``htmldate`` was measured and not used: 5 ms median, 84 ms mean CPU per page (``extensive_search``),
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timezone
@@ -143,6 +147,8 @@ def text_of(node: Node, limit: int = 400) -> str:
     parts: list[str] = []
     size = 0
     stack: list[tuple[Node, bool]] = [(node, False)]
+    el: Node  # (typed for the compiled build: C-level field access)
+    kid: Node
     while stack and size < limit:
         el, tail = stack.pop()
         if tail:
@@ -163,14 +169,19 @@ def text_of(node: Node, limit: int = 400) -> str:
     return _SPACES.sub(" ", "".join(parts)).strip()[: limit + 50]
 
 
+# Left unbuilt in the head: their content is text, never a <meta>/<link>, and most of a head's size.
+_HEAD_TEXT_TAGS = frozenset({"script", "style"})
+
+
 def _head_sources(root: Node, html: str, blocks: Sequence[Block]) -> _Sources:
     """The cheap sources: the ``<head>``, JSON-LD (found in the source text, head and body), and the first
     ``<h1>`` (a block)."""
     src = _Sources(html_lang=root.attrs.get("lang") or root.attrs.get("xml:lang"))
     head = next((kid for kid in root.children if kid.tag == "head"), None)
     if head is not None:
-        materialize(head)
+        materialize(head, _HEAD_TEXT_TAGS)
         stack = head.children[::-1]  # popped in document order: the first of repeated tags wins
+        node: Node  # (typed for the compiled build: C-level field access)
         while stack:
             node = stack.pop()
             if node.tag == "title":
@@ -219,6 +230,11 @@ def _body_sources(root: Node, src: _Sources) -> None:
     element passes here, so the common case (no attributes of interest) costs a few dict lookups."""
     stack = [kid for kid in reversed(root.children) if kid.tag != "head"]
     hint = _CLASS_HINT.search
+    hinted = src.hinted
+    class_hints: dict[str, bool] = {}  # a page repeats its class values: each is matched once
+    node: Node  # (typed for the compiled build: C-level field access)
+    attrs: dict[str, str]
+    kids: list[Node]
     while stack:
         node = stack.pop()
         attrs = node.attrs
@@ -232,8 +248,12 @@ def _body_sources(root: Node, src: _Sources) -> None:
             ):
                 _attrs_candidates(node, tag, attrs, src)
             cls = attrs.get("class")
-            if cls is not None and hint(cls) is not None and len(src.hinted) < _MAX_HINTED:
-                src.hinted.append(node)
+            if cls is not None and len(hinted) < _MAX_HINTED:
+                hinted_class = class_hints.get(cls)
+                if hinted_class is None:
+                    hinted_class = class_hints[cls] = hint(cls) is not None
+                if hinted_class:
+                    hinted.append(node)
         if node.lazy is None:
             kids = node.children
             if kids:
@@ -661,6 +681,7 @@ def _days_apart(a: str, b: str) -> int:
     return abs((date.fromisoformat(a[:10]) - date.fromisoformat(b[:10])).days)
 
 
+_DIGIT = re.compile(r"\d")
 _DATE_SCAN_BLOCKS = 12  # blocks after the first <h1> that a byline date is looked for in
 _MAX_DATE_LINE = 100
 
@@ -671,7 +692,7 @@ def block_date(blocks: Sequence[Block]) -> str | None:
     start = next((i for i, b in enumerate(blocks) if b.tag == "h1"), 0)
     for block in blocks[max(0, start - 3) : start + _DATE_SCAN_BLOCKS]:
         text = block.text
-        if len(text) <= _MAX_DATE_LINE and any(c.isdigit() for c in text):
+        if len(text) <= _MAX_DATE_LINE and _DIGIT.search(text):  # (the date patterns need a \d digit)
             found = normalize_date(_first_line_date(text))
             if found:
                 return found
@@ -691,6 +712,7 @@ def _text_date(src: _Sources) -> str | None:
     return None
 
 
+# in order of trust
 _SCRIPT_DATE_KEYS = (
     "datePublished", "publishedDate", "publishDate", "published_at", "publishedAt", "first_publication_date",
     "published_on", "publish_date", "pubDate", "date_published",
@@ -699,21 +721,50 @@ _SCRIPT_DATE_KEYS = (
 _SCRIPT_DATE_VALUE = re.compile(r"""\\?["']?\s*:\s*\\?["']((?:19|20)\d\d-[01]\d-[0-3]\d[^"'\\]{0,30})""")
 
 
+def _key_groups(
+    keys: Sequence[str], needles: Sequence[str]
+) -> tuple[tuple[str, tuple[tuple[int, str, int], ...]], ...]:
+    """Each needle with the keys it is the first to be part of: (rank of the key in ``keys``, the key, where
+    the needle starts in it)."""
+    groups = []
+    left = list(keys)
+    for needle in needles:
+        groups.append((needle, tuple((keys.index(k), k, k.index(needle)) for k in left if needle in k)))
+        left = [k for k in left if needle not in k]
+    if left:
+        raise ValueError(f"no needle finds {left}")
+    return tuple(groups)
+
+
+# A str.find pass over a 250 kB page takes 0.06-0.13 ms whatever it finds, so the keys are found through
+# substrings they share ("ublished" is in six): five passes instead of ten on a page without any.
+_SCRIPT_DATE_NEEDLES = _key_groups(
+    _SCRIPT_DATE_KEYS, ("ublished", "publishDate", "publish_date", "first_publication_date", "pubDate")
+)
+
+
 def script_date(html: str) -> str | None:
-    """A publication date from the page's script data (``"datePublished":"2024-03-15…"`` and kin).
-    ``str.find`` locates the keys (a regex alternation over a 1 MB page takes tens of milliseconds)."""
+    """A publication date from the page's script data (``"datePublished":"2024-03-15…"`` and kin): the
+    first one (in the page) of the most trusted key that has one. ``str.find`` locates the keys (a regex
+    alternation over a 1 MB page takes tens of milliseconds)."""
     if not html:
         return None
-    for key in _SCRIPT_DATE_KEYS:
-        at = html.find(key)
+    best_rank = len(_SCRIPT_DATE_KEYS)
+    best = None
+    for needle, keys in _SCRIPT_DATE_NEEDLES:
+        at = html.find(needle)
         while at >= 0:
-            match = _SCRIPT_DATE_VALUE.match(html, at + len(key))
-            if match:
-                found = normalize_date(match[1])
-                if found:
-                    return found
-            at = html.find(key, at + len(key))
-    return None
+            for rank, key, offset in keys:
+                start = at - offset
+                if rank < best_rank and start >= 0 and html.startswith(key, start):
+                    match = _SCRIPT_DATE_VALUE.match(html, start + len(key))
+                    found = normalize_date(match[1]) if match else None
+                    if found:
+                        best_rank, best = rank, found
+            at = html.find(needle, at + 1)
+        if best_rank == 0:
+            break
+    return best
 
 
 _URL_DATE = re.compile(r"/((?:19|20)\d\d)[/_-]?(0[1-9]|1[0-2])[/_-]?(0[1-9]|[12]\d|3[01])(?=[/_.+-]|$)")
@@ -842,13 +893,26 @@ def load_language_model() -> bool:
     global _identifier
     if _identifier is None:
         try:
-            import py3langid
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
         except ImportError:
             _identifier = False
         else:
-            py3langid.classify("model")  # the model is read on the first call
-            _identifier = py3langid.classify
+            _identifier = _flat_tables(LanguageIdentifier.from_model_file(MODEL_FILE))
     return _identifier is not False
+
+
+def _flat_tables(identifier: Any) -> Any:
+    """``identifier`` with its automaton's row offsets and outputs in flat arrays (the same values).
+
+    py3langid keeps them as lists of Python ints, so every byte it reads follows two pointers to int
+    objects spread over a few MB; the extraction between two pages evicts them, and the cache misses
+    were a quarter of a detection's time in the pipeline. An identifier of another py3langid version
+    (without these lists) is used as it is."""
+    for name in ("_rowbase", "tk_output"):
+        table = getattr(identifier, name, None)
+        if isinstance(table, list):
+            setattr(identifier, name, array("q", table))
+    return identifier
 
 
 def detect_language(text: str) -> str | None:
@@ -857,7 +921,7 @@ def detect_language(text: str) -> str | None:
     sample = text[:_DETECT_CHARS]
     if len(sample.strip()) < _MIN_DETECT_CHARS or not load_language_model():
         return None
-    return _identifier(sample)[0]
+    return _identifier.classify(sample)[0]
 
 
 # ── YAML front matter ───────────────────────────────────────────────────────────────────────────────
