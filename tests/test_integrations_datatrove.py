@@ -70,8 +70,11 @@ def test_step_extracts_one_page_directly():
 
 
 def test_page_metadata_goes_into_the_document_metadata(tmp_path):
-    page = {"id": "p", "html": "<html><head><title>The Title</title></head><body><article><p>"
-            + "A sentence with enough words to be content. " * 20 + "</p></article></body></html>"}  # fmt: skip
+    body = ("Tomatoes grow best in warm soil with plenty of sun. Water them deeply once a week, early in the "
+            "morning, and feed them every two weeks once the first fruit sets. Pinch out the side shoots so "
+            "that the plant puts its energy into fruit, and stake tall varieties before they start to lean.")
+    page = {"id": "p", "html": f"<html><head><title>The Title</title></head><body><article><p>{body}</p>"
+            f"<p>{body}</p></article></body></html>"}  # fmt: skip
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "p.jsonl").write_text(json.dumps(page) + "\n")
     rows = _run([JsonlReader(str(tmp_path / "in"), text_key="html"), ExtractTrt(timeout=30)], tmp_path)

@@ -85,6 +85,7 @@ def render_model_card(manifest: dict[str, Any]) -> str:
         else ""
     )
     teacher = _teacher(manifest.get("teacher"))
+    weights = "".join(f", times {w:g} on `{name}`" for name, w in sorted(t.get("dataset_weights", {}).items()) if w != 1)
     return f"""# extract-trt built-in block model
 
 A small block labeler shipped inside the `extract-trt` wheel: it marks each block of the MinerU-HTML v1.1 /
@@ -129,7 +130,7 @@ agree on >= 97 %).
 {t['epochs']} epochs, {t['pages_per_step']} pages per step, AdamW lr {t['learning_rate']}, weight decay
 {t['weight_decay']}, token dropout {t['token_dropout']}, exponential moving average of the weights (decay
 {t.get('ema_decay', 0)}) shipped, {t['threads']} thread; took {t['seconds']:.0f} s on the build machine). Loss: binary
-cross-entropy per block, weighted 1 + log(1 + words); blocks without words carry no loss. The threshold is
+cross-entropy per block, weighted 1 + log(1 + words){weights}; blocks without words carry no loss. The threshold is
 the one with the best block F1 on the tune pages ({t.get('tune_block_f1', '-')} there). {refit}
 
 {_COMMENTS}## Validation (domains never seen in training)
