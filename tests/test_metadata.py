@@ -198,6 +198,27 @@ def test_detect_language_reads_a_long_text_by_its_start() -> None:
     assert detect_language(english * 4 + german * 60) == "en"
 
 
+def test_language_detection_stops_early_only_on_a_clear_start() -> None:
+    """The first 100 characters answer when one language leads by far; an unclear start (release notes,
+    a sentence of another language) leaves it to the first 300, as py3langid answers on them."""
+    py3langid = pytest.importorskip("py3langid")
+    from extract_trt.runtime.html import metadata
+
+    german = "Der Garten ist im Sommer sehr schön und die Kinder spielen dort jeden Tag mit dem Hund. "
+    english = "The garden is lovely in summer and the children play there every day with the dog. "
+
+    def lead(text: str) -> float:  # the best language's log-probability lead on the first 100 characters
+        scores = sorted(metadata._identifier._decide(text[: metadata._QUICK_CHARS]).tolist())
+        return scores[-1] - scores[-2]
+
+    clear = german * 5
+    unclear = ["Release 2.4.1 (#1234) numpy>=1.26 CHANGELOG.md v3.0 " * 2 + german * 5, english[:60] + german * 5]
+    assert detect_language(clear) == "de" and lead(clear) >= metadata._QUICK_LEAD
+    for text in unclear:
+        assert lead(text) < metadata._QUICK_LEAD  # the start alone would say "en"
+        assert detect_language(text) == py3langid.classify(text[: metadata._DETECT_CHARS])[0] == "de"
+
+
 def test_language_detection_matches_py3langid() -> None:
     """The identifier behind detect_language (py3langid's model, its automaton's tables as flat arrays)
     gives py3langid's own answer."""

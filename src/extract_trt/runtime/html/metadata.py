@@ -27,8 +27,8 @@ tags are joined with ", ". The rules were tuned on the train and tune domains of
 Cost: the head (its scripts and styles left unbuilt), JSON-LD (found with ``str.find`` in the source) and
 the blocks are always read; the body is walked (every element, a few dict lookups each) only when they
 leave the author or the date open. The module is part of the compiled core (typed walks over the tree).
-A third of the time is the language detection, on 300 characters: fewer lose accuracy (measured on the
-main text of 2,599 shared pages: 98.5 % right at 300, 98.3 % at 200, 97.9 % at 150).
+The language detection reads the main text's first 100 characters, and its first 300 only when those
+leave the answer open (:func:`detect_language`): 134 characters a page on average, as accurate as 300.
 
 Dates are ISO 8601: ``YYYY-MM-DD``, or ``YYYY-MM-DDTHH:MM:SS[+HH:MM]`` when the page gives a time.
 ``htmldate`` was measured and not used: 5 ms median, 84 ms mean CPU per page (``extensive_search``),
@@ -885,6 +885,12 @@ def _unique(values: Iterable[str]) -> list[str]:
 
 _DETECT_CHARS = 300  # py3langid's cost grows with the text (a loop per byte); 300 characters decide it
 _MIN_DETECT_CHARS = 40
+# Most pages are told by their first 100 characters: when the best language's log-probability leads the
+# next by _QUICK_LEAD, the rest is not read. On the main text of the 2,583 shared pages with a `lang` label,
+# this reads 134 characters on average instead of 300, answers as 300 characters do on 99.9 % of them, and
+# is right as often (99.07 % against 99.03 %; 100 characters alone: 97.99 %).
+_QUICK_CHARS = 100
+_QUICK_LEAD = 20.0
 _identifier: Any = None
 
 
@@ -916,11 +922,18 @@ def _flat_tables(identifier: Any) -> Any:
 
 
 def detect_language(text: str) -> str | None:
-    """The ISO 639-1 code of ``text``'s language (py3langid, on its first 300 characters), or ``None``
-    when py3langid is not installed or the text is too short to tell."""
+    """The ISO 639-1 code of ``text``'s language (py3langid, on its first 100 characters when they settle
+    it, else its first 300), or ``None`` when py3langid is not installed or the text is too short to tell."""
     sample = text[:_DETECT_CHARS]
     if len(sample.strip()) < _MIN_DETECT_CHARS or not load_language_model():
         return None
+    if len(sample) > _QUICK_CHARS and hasattr(_identifier, "_decide"):  # py3langid 0.4's raw scores
+        scores = _identifier._decide(sample[:_QUICK_CHARS])
+        best = int(scores.argmax())
+        top = float(scores[best])
+        scores[best] = -float("inf")
+        if top - float(scores.max()) >= _QUICK_LEAD:
+            return _identifier.nb_classes[best]
     return _identifier.classify(sample)[0]
 
 
