@@ -42,7 +42,9 @@ class GpuInfo:
 
     @property
     def sm(self) -> str:
-        return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+        from extract_trt.artifacts.trt_engine import sm_name
+
+        return sm_name(self.compute_capability)
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ __all__ = [
     "TensorRTUnavailableError",
     "check_engine_compatible",
     "import_tensorrt",
+    "sm_name",
     "tensorrt_release",
     "unsupported_tensorrt",
 ]
@@ -156,13 +157,18 @@ def import_tensorrt():
     return tensorrt
 
 
+def sm_name(compute_capability: tuple[int, int]) -> str:
+    """A GPU architecture as the engine records name it: compute capability (8, 9) -> ``"sm_89"``."""
+    return f"sm_{compute_capability[0]}{compute_capability[1]}"
+
+
 def check_engine_compatible(record: EngineRecord, *, compute_capability: tuple[int, int], tensorrt_version: str) -> None:
     """Raise :class:`EngineMismatchError` unless the engine can run here.
 
     TensorRT engines are specific to the GPU architecture (compute capability) and to the exact
     TensorRT release (major.minor.patch) that built them.
     """
-    here = f"sm_{compute_capability[0]}{compute_capability[1]}"
+    here = sm_name(compute_capability)
     if record.compute_capability != here:
         raise EngineMismatchError(
             f"engine {record.file} was built for {record.gpu} ({record.compute_capability}); this GPU is {here}: "

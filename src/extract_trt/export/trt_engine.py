@@ -41,6 +41,7 @@ from extract_trt.artifacts.trt_engine import (
     EngineRecord,
     TensorRTUnavailableError,
     import_tensorrt,
+    sm_name,
 )
 from extract_trt.export.common import ExportError
 from extract_trt.export.trt_api import builder_flag_names, engine_source
@@ -74,7 +75,7 @@ class GpuTarget:
 
     @property
     def sm(self) -> str:
-        return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+        return sm_name(self.compute_capability)
 
 
 GPUS = {"l4": GpuTarget("l4", (8, 9), "NVIDIA L4"), "a100": GpuTarget("a100", (8, 0), "NVIDIA A100")}
@@ -211,7 +212,7 @@ def export_tensorrt(
     if device[1] != target.compute_capability:
         raise EngineMismatchError(
             f"--gpu {options.gpu} needs a {target.product} ({target.sm}); this machine has {device[0]} "
-            f"(sm_{device[1][0]}{device[1][1]}): engines must be built on the GPU they run on"
+            f"({sm_name(device[1])}): engines must be built on the GPU they run on"
         )
     manifest = load_manifest(model_dir)
     source = engine_source(trt.__version__, options.precision)  # before the slow steps: 11.x refuses bf16

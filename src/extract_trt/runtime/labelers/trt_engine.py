@@ -33,6 +33,7 @@ from extract_trt.artifacts.trt_engine import (
     TensorRTUnavailableError,
     check_engine_compatible,
     import_tensorrt,
+    sm_name,
 )
 from extract_trt.errors import LabelerError
 from extract_trt.runtime.labelers.encoder import EncoderLabeler
@@ -44,7 +45,7 @@ __all__ = ["EngineEncoderLabeler", "TensorRTEngineRunner", "select_engine"]
 def select_engine(manifest: ModelManifest, compute_capability: tuple[int, int], precision: str | None = None) -> str:
     """The key of the manifest's engine for this GPU (and ``precision``), or EngineMismatchError listing
     what the directory has."""
-    sm = f"sm_{compute_capability[0]}{compute_capability[1]}"
+    sm = sm_name(compute_capability)
     keys = [k for k, e in manifest.engines.items() if e["compute_capability"] == sm and precision in (None, e["precision"])]
     if not keys:
         have = ", ".join(f"{k} ({e['compute_capability']})" for k, e in manifest.engines.items()) or "none"
