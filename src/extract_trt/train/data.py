@@ -85,7 +85,8 @@ def split_of(url: str) -> str:
     """``"validation"``, ``"tune"`` or ``"train"`` by a stable CRC32 of the page's domain.
 
     One domain in :data:`SPLIT_MODULUS` is validation (reported, never trained or tuned on), one is tune
-    (threshold and hyper-parameters), the rest train.
+    (threshold and hyper-parameters), the rest train. A page without a URL is split by its id instead
+    (``split_of_name(page_group(record))``, as the training examples are).
     """
     return split_of_name(domain(url))
 
@@ -123,14 +124,15 @@ def build_examples(path: str | Path) -> Iterator[Example]:
         else:
             continue
         features = page_features(page)
+        group = page_group(record)
         # longer blocks weigh more (the metrics count words), without letting one long block dominate
         words = features.text_ids_per_block(WORDS)
         weights = np.where(labels == IGNORE, 0.0, 1.0 + np.log1p(words)).astype(np.float32)
         yield Example(
             id=str(record["id"]),
             dataset=Path(path).name.split(".")[0],
-            domain=page_group(record),
-            split=split_of_name(page_group(record)),
+            domain=group,
+            split=split_of_name(group),
             page_type=record.get("page_type") or "unknown",
             features=features,
             labels=labels,
