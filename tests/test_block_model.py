@@ -22,6 +22,7 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     BlockModelLabeler,
     ModelLoadError,
     drop_repeats,
+    page_threshold,
 )
 from extract_trt.runtime.html.simplify import MINERU_V11  # noqa: E402
 from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
@@ -321,8 +322,9 @@ def test_favoring_precision_keeps_fewer_blocks_and_recall_more():
     assert (precision.name, recall.name) == ("block-model-precision", "block-model-recall")
     assert precision.threshold > balanced.threshold > recall.threshold
     pages = [simplify(r["html"]) for r in _wcxb(6)]
-    # the cuts before repeated blocks are dropped (an earlier copy may be kept by one cut only)
-    kept = {lab.name: [labels.probability >= lab.threshold for labels in lab.label(pages)] for lab in (balanced, precision, recall)}
+    # the cuts before repeated blocks are dropped (an earlier copy may be kept by one cut only); the balanced
+    # labeler's cut is its page's own, between the other two
+    kept = {lab.name: [labels.probability >= labels.threshold for labels in lab.label(pages)] for lab in (balanced, precision, recall)}
     for p, b, r in zip(kept["block-model-precision"], kept["block-model"], kept["block-model-recall"]):
         assert not (p & ~b).any() and not (b & ~r).any()  # the same probabilities, nested cuts
     assert sum(m.sum() for m in kept["block-model-precision"]) < sum(m.sum() for m in kept["block-model-recall"])
@@ -346,9 +348,9 @@ def test_repeated_main_blocks_are_dropped():
     assert drop_repeats(page, main).tolist() == [True, True, False, True, False, False, True]
     labeler = BlockModelLabeler()
     (labels,) = labeler.label([page])
-    assert labels.main.tolist() == drop_repeats(page, labels.probability >= labeler.threshold).tolist()
+    assert labels.main.tolist() == drop_repeats(page, labels.probability >= labels.threshold).tolist()
     (kept,) = BlockModelLabeler(keep_repeats=True).label([page])
-    assert kept.main.tolist() == (kept.probability >= labeler.threshold).tolist()
+    assert kept.main.tolist() == (kept.probability >= kept.threshold).tolist()
 
 
 def test_shipped_model_is_deterministic():
@@ -357,3 +359,47 @@ def test_shipped_model_is_deterministic():
     for record in _wcxb(4)[1:]:
         page = simplify(record["html"])
         assert np.array_equal(labeler.probabilities(page), labeler.probabilities(page))
+
+
+def test_page_threshold_cuts_in_the_pages_own_gap():
+    """Otsu's cut over text-weighted p(main): in the gap between the page's two groups, wherever that gap
+    lies; a long block weighs more than a button; clipped to the range; no two values: the low end."""
+    gap = np.array([0.02, 0.05, 0.08, 0.85, 0.9, 0.95], dtype=np.float32)
+    assert page_threshold(gap, np.ones(6), 0.1, 0.9) == pytest.approx((0.08 + 0.85) / 2)
+    p = np.array([0.05, 0.1, 0.45, 0.5, 0.95, 0.97], dtype=np.float32)
+    assert page_threshold(p, np.ones(6), 0.1, 0.9) == pytest.approx((0.5 + 0.95) / 2)
+    long_low = np.array([40, 40, 1, 1, 1, 1], dtype=float)  # the two least likely blocks hold most of the text
+    assert page_threshold(p, long_low, 0.1, 0.9) == pytest.approx((0.1 + 0.45) / 2)
+    assert page_threshold(p, np.ones(6), 0.1, 0.6) == 0.6 and page_threshold(p, long_low, 0.3, 0.9) == 0.3
+    assert page_threshold(np.full(4, 0.8, dtype=np.float32), np.ones(4), 0.15, 0.6) == 0.15
+    assert page_threshold(np.array([0.7], dtype=np.float32), np.ones(1), 0.15, 0.6) == 0.15
+
+
+def test_balanced_labels_cut_each_page_at_its_own_threshold(monkeypatch):
+    """The default labeler cuts a page inside its recall- and precision-favoring thresholds where the page's
+    p(main) fall apart: a menu scored above the one stored threshold, on a page whose content scored far
+    higher, is left out; ``per_page=False``, a given threshold and the favoring labelers cut at one value."""
+    page = simplify(
+        "<html><body><p>Home News Sport Weather</p><p>The committee approved the budget on Monday after a long"
+        " debate.</p><p>It takes effect next year, after a final vote in the spring.</p></body></html>"
+    )
+    assert len(page) == 3
+    p = np.array([0.45, 0.97, 0.93], dtype=np.float32)
+    labelers = {
+        "per page": BlockModelLabeler(),
+        "one threshold": BlockModelLabeler(per_page=False),
+        "given": BlockModelLabeler(threshold=0.35),
+        "recall": BlockModelLabeler(favor="recall"),
+    }
+    for labeler in labelers.values():
+        monkeypatch.setattr(labeler, "probabilities", lambda _page: p)
+    stored = labelers["per page"].manifest["thresholds"]
+    assert stored["recall"] < 0.45 < stored["precision"] and stored["balanced"] < 0.45
+    assert labelers["per page"].page_range == (stored["recall"], stored["precision"])
+    assert all(labelers[k].page_range is None for k in ("one threshold", "given", "recall"))
+    (labels,) = labelers["per page"].label([page])
+    assert labels.main.tolist() == [False, True, True]
+    assert stored["recall"] <= labels.threshold <= stored["precision"] and labels.threshold > 0.45
+    for name in ("one threshold", "given", "recall"):
+        (labels,) = labelers[name].label([page])
+        assert labels.main.tolist() == [True, True, True] and labels.threshold == labelers[name].threshold, name

@@ -82,6 +82,7 @@ class Labels:
     labeler: str
     probability: np.ndarray | None = None  # p(main), float32, when the labeler has one
     fallback: bool = False
+    threshold: float | None = None  # the p(main) the page was cut at, when one cut made the labels
 
     def as_dict(self, blocks: PageBlocks) -> dict[str, str]:
         """Reference-style ``{"1": "main", "2": "other", …}`` mapping."""

@@ -84,6 +84,13 @@ def render_model_card(manifest: dict[str, Any]) -> str:
         if {"precision", "recall"} <= set(thresholds)
         else ""
     )
+    cut = (
+        "by default each page is cut at its own threshold: Otsu's split of its blocks' p(main), weighted by "
+        f"their text length, kept between {thresholds['recall']} and {thresholds['precision']} (`block_model.page_threshold`). "
+        "With one threshold for every page (`BlockModelLabeler(per_page=False)`): "
+        if {"precision", "recall"} <= set(thresholds)
+        else ""
+    )
     teacher = _teacher(manifest.get("teacher"))
     weights = "".join(f", times {w:g} on `{name}`" for name, w in sorted(t.get("dataset_weights", {}).items()) if w != 1)
     return f"""# extract-trt built-in block model
@@ -116,7 +123,7 @@ Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table (markup strings 
 string of the page, then added up per block), projected with the layout numbers to width
 {m['width']}, a 1-D convolution (kernel {m['conv_kernel']}) over neighbouring blocks, {m['layers']} pre-norm
 Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
-overlap {manifest['overlap']}), one logit per block; main when p >= {manifest['threshold']} (chosen on the
+overlap {manifest['overlap']}), one logit per block; {cut}main when p >= {manifest['threshold']} (chosen on the
 tune pages{favors}).
 
 Files: `embeddings.npy` (the fp32 table; the labeler sums each bag's rows from it in the features),

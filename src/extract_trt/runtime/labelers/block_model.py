@@ -7,8 +7,11 @@ the hashed ids outside the model's vocabulary become unknown ids, and all are
 summed per bag from the embedding table (:meth:`BlockFeatures.bag_sums`, a C loop in the compiled build),
 and the ONNX graph takes those sums and the layout numbers to the logits. Pages longer than ``WINDOW`` blocks are
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
-from an edge. A block is main when p(main) reaches the threshold chosen at training time (one per
-:data:`FAVORS`) and its text is not that of an earlier main block (:func:`drop_repeats`).
+from an edge. A block is main when p(main) reaches the page's threshold and its text is not that of an
+earlier main block (:func:`drop_repeats`). The balanced labeler cuts each page where its own p(main) falls
+apart (:func:`page_threshold`, within the model's recall- and precision-favoring thresholds); the
+precision- and recall-favoring ones, and a threshold given, cut every page at one p(main) chosen at
+training time (one per :data:`FAVORS`).
 
 One CPU thread per session: a page is a few milliseconds of small matrix products, too little to split
 across threads; scale out with worker processes instead. Defaults: int8 weights, ORT's full
@@ -32,7 +35,9 @@ from extract_trt.runtime.html.simplify_v1 import simplify_profile
 from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
 from extract_trt.runtime.types import Labels, PageBlocks
 
-__all__ = ["FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "onnx_inputs"]
+__all__ = [
+    "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "onnx_inputs", "page_threshold",
+]  # fmt: skip
 
 # bump when runtime/labelers/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
 # and a vocabulary)
@@ -87,6 +92,32 @@ def drop_repeats(page: PageBlocks, main: np.ndarray) -> np.ndarray:
     return kept
 
 
+def page_threshold(probability: np.ndarray, weights: np.ndarray, low: float, high: float) -> float:
+    """A page's own cut of p(main): Otsu's threshold over its blocks' p(main), each block weighted by
+    ``weights`` (its text length), clipped to ``[low, high]``.
+
+    Otsu's cut splits the blocks into the two groups of most alike p(main) (the greatest weighted variance
+    between the groups). One threshold for every page keeps a page's boilerplate that the model scored
+    just above it, though on that page the content sat far higher; the page's own gap between content and
+    the rest is the better place to cut. The clip keeps a page that is all content, or all boilerplate,
+    from being cut inside its one group. Pages with fewer than two distinct values get ``low``.
+    """
+    order = np.argsort(probability, kind="stable")
+    p = probability[order].astype(np.float64)
+    w = weights[order].astype(np.float64)
+    below = np.cumsum(w)[:-1]  # weight of the blocks up to each possible cut
+    above = float(w.sum()) - below
+    sum_below = np.cumsum(w * p)[:-1]
+    valid = (below > 0) & (above > 0) & (p[1:] > p[:-1])  # a cut between two distinct values
+    if not valid.any():
+        return low
+    mean_below = sum_below / np.maximum(below, 1e-12)
+    mean_above = (float((w * p).sum()) - sum_below) / np.maximum(above, 1e-12)
+    between = np.where(valid, below * above * (mean_above - mean_below) ** 2, -1.0)
+    k = int(between.argmax())
+    return float(min(max((p[k] + p[k + 1]) / 2, low), high))
+
+
 def _profile(name: str) -> SimplifyProfile:
     try:
         return simplify_profile(name)
@@ -111,6 +142,9 @@ class BlockModelLabeler:
         threshold: a p(main) threshold of your own instead (overrides ``favor``).
         keep_repeats: keep main blocks that repeat an earlier main block's text (default: dropped,
             :func:`drop_repeats`).
+        per_page: with ``favor="balanced"`` and no ``threshold``, cut each page at its own threshold
+            (:func:`page_threshold`, between the model's recall- and precision-favoring thresholds; the
+            default); ``False``: at the balanced threshold, the same on every page.
     """
 
     name = "block-model"
@@ -125,6 +159,7 @@ class BlockModelLabeler:
         threshold: float | None = None,
         favor: str = "balanced",
         keep_repeats: bool = False,
+        per_page: bool = True,
     ) -> None:
         if favor not in FAVORS:
             raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
@@ -178,6 +213,11 @@ class BlockModelLabeler:
         if threshold is None and favor not in stored:
             raise ModelLoadError(f"{directory} stores no threshold favoring {favor} (retrain it with `extract-trt train`)")
         self.threshold = float(threshold if threshold is not None else stored[favor])
+        # (low, high) of the per-page threshold; None: every page at self.threshold (models stored before the
+        # favoring thresholds have no range)
+        self.page_range: tuple[float, float] | None = None
+        if per_page and threshold is None and favor == "balanced" and {"recall", "precision"} <= stored.keys():
+            self.page_range = (float(stored["recall"]), float(stored["precision"]))
         if favor != "balanced":
             self.name = f"block-model-{favor}"
         self.keep_repeats = keep_repeats
@@ -201,8 +241,12 @@ class BlockModelLabeler:
         out = []
         for page in pages:
             prob = self.probabilities(page)
-            main = prob >= self.threshold
+            threshold = self.threshold
+            if self.page_range is not None and len(prob):
+                lengths = np.fromiter((len(b.text) for b in page.blocks), dtype=np.float64, count=len(prob))
+                threshold = page_threshold(prob, 1.0 + lengths, *self.page_range)
+            main = prob >= threshold
             if not self.keep_repeats:
                 main = drop_repeats(page, main)
-            out.append(Labels(main=main, labeler=self.name, probability=prob))
+            out.append(Labels(main=main, labeler=self.name, probability=prob, threshold=threshold))
         return out

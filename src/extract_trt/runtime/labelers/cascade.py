@@ -82,8 +82,9 @@ def page_uncertainty(page: PageBlocks, labels: Labels, threshold: float | None =
     """:func:`expected_word_loss` of ``labels`` on ``page`` times one plus the share of the main region's
     words they leave out (:func:`main_region_holes`), capped at 1 (module doc).
 
-    ``threshold`` is the p(main) the labels were cut at; blocks whose label disagrees with it (repeats
-    dropped after the cut) count as decided. Raises :class:`LabelerError` when the labels carry no
+    ``threshold`` is the p(main) the labels were cut at, where ``labels.threshold`` does not say (a block
+    model's labels carry their page's cut); blocks whose label disagrees with it (repeats dropped after the
+    cut) count as decided. Raises :class:`LabelerError` when the labels carry no
     probabilities.
     """
     words, p, main = _decided(page, labels, threshold)
@@ -97,6 +98,7 @@ def _decided(page: PageBlocks, labels: Labels, threshold: float | None) -> tuple
     p = np.asarray(labels.probability, dtype=np.float64)
     main = np.asarray(labels.main, dtype=bool)
     words = block_words(page)
+    threshold = labels.threshold if labels.threshold is not None else threshold  # the page's own cut first
     if threshold is not None:
         words = np.where(main == (p >= threshold), words, 0.0)
     return words, p, main
@@ -248,4 +250,5 @@ class CascadeLabeler:
 
     def _fallback(self, labels: Labels) -> Labels:
         self.big_failures += 1
-        return Labels(main=labels.main, labeler=labels.labeler, probability=labels.probability, fallback=True)
+        return Labels(main=labels.main, labeler=labels.labeler, probability=labels.probability, fallback=True,
+                      threshold=labels.threshold)
