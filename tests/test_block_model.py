@@ -386,8 +386,8 @@ def test_balanced_labels_cut_each_page_at_its_own_threshold(monkeypatch):
     assert len(page) == 3
     p = np.array([0.45, 0.97, 0.93], dtype=np.float32)
     labelers = {
-        "per page": BlockModelLabeler(),
-        "one threshold": BlockModelLabeler(per_page=False),
+        "per page": get_labeler("default"),
+        "one threshold": get_labeler("block-model-balanced"),
         "given": BlockModelLabeler(threshold=0.35),
         "recall": BlockModelLabeler(favor="recall"),
     }
@@ -396,6 +396,8 @@ def test_balanced_labels_cut_each_page_at_its_own_threshold(monkeypatch):
     stored = labelers["per page"].manifest["thresholds"]
     assert stored["recall"] < 0.45 < stored["precision"] and stored["balanced"] < 0.45
     assert labelers["per page"].page_range == (stored["recall"], stored["precision"])
+    assert (labelers["per page"].name, labelers["one threshold"].name) == ("block-model", "block-model-balanced")
+    assert labelers["one threshold"].threshold == stored["balanced"]
     assert all(labelers[k].page_range is None for k in ("one threshold", "given", "recall"))
     (labels,) = labelers["per page"].label([page])
     assert labels.main.tolist() == [False, True, True]

@@ -28,7 +28,7 @@ EPILOG = """Examples:
 
   extract-trt eval --compare run1/ run2/
 
-Extractors: default, block-model-precision, block-model-recall, heuristic, annotation, a model directory, module:attr (a Labeler), or a peer:
+Extractors: default, block-model-precision, block-model-recall, block-model-balanced, heuristic, annotation, a model directory, module:attr (a Labeler), or a peer:
 trafilatura, resiliparse, readability, justext, rs-trafilatura (CPython 3.12 only).
 """
 

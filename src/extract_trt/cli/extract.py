@@ -138,8 +138,9 @@ def extract(
         str,
         typer.Option(
             "--labeler", "-l",
-            help="default (the built-in block model), block-model-precision / block-model-recall (the same model "
-            "with its threshold favoring precision or recall), heuristic, annotation (cc-select marks), a model "
+            help="default (the built-in block model, each page cut at its own threshold), block-model-precision / "
+            "block-model-recall / block-model-balanced (the same model, every page cut at its threshold favoring "
+            "precision, recall or neither), heuristic, annotation (cc-select marks), a model "
             "directory, or cascade:BIG (the default model on every page, BIG — a name or model directory — on the "
             "--budget share it is least sure of).",
         ),

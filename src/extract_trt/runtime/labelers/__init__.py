@@ -35,15 +35,19 @@ class Labeler(Protocol):
 PAGES_PER_CALL = 16  # pages per label() call for a labeler that does not say (batched model backends)
 
 
-def default_labeler(favor: str = "balanced") -> Labeler:
+def default_labeler(favor: str = "balanced", per_page: bool = True) -> Labeler:
     """The labeler used when none is given: the built-in block model shipped in the package, with its
-    threshold ``favor``-ing neither, ``"precision"`` or ``"recall"`` (``BlockModelLabeler``)."""
+    threshold ``favor``-ing neither, ``"precision"`` or ``"recall"``; balanced, each page at its own
+    threshold unless ``per_page`` is false (``BlockModelLabeler``)."""
     from extract_trt.runtime.labelers.block_model import BlockModelLabeler
 
-    return BlockModelLabeler(favor=favor)
+    return BlockModelLabeler(favor=favor, per_page=per_page)
 
 
-LABELER_NAMES = ("default", "block-model", "block-model-precision", "block-model-recall", "heuristic", "annotation")
+LABELER_NAMES = (
+    "default", "block-model", "block-model-balanced", "block-model-precision", "block-model-recall", "heuristic",
+    "annotation",
+)  # fmt: skip
 DEFAULT_CASCADE_BUDGET = 0.2  # share of pages a `cascade:BIG` spec sends to BIG when it names no budget
 
 
@@ -76,8 +80,8 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
         return _cascade(spec, session)
     if spec in ("default", "block-model"):
         return default_labeler()
-    if spec in ("block-model-precision", "block-model-recall"):  # the shipped model's other thresholds
-        return default_labeler(favor=spec.rsplit("-", 1)[1])
+    if spec in ("block-model-balanced", "block-model-precision", "block-model-recall"):  # one stored threshold, every page
+        return default_labeler(favor=spec.rsplit("-", 1)[1], per_page=False)
     if spec == "heuristic":
         from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
 

@@ -218,7 +218,7 @@ class BlockModelLabeler:
         self.page_range: tuple[float, float] | None = None
         if per_page and threshold is None and favor == "balanced" and {"recall", "precision"} <= stored.keys():
             self.page_range = (float(stored["recall"]), float(stored["precision"]))
-        if favor != "balanced":
+        if favor != "balanced" or not per_page:  # the names of get_labeler: one threshold for every page
             self.name = f"block-model-{favor}"
         self.keep_repeats = keep_repeats
         self.window = int(self.manifest.get("window", WINDOW))
