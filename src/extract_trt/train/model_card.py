@@ -86,7 +86,8 @@ def render_model_card(manifest: dict[str, Any]) -> str:
     )
     cut = (
         "by default each page is cut at its own threshold: Otsu's split of its blocks' p(main), weighted by "
-        f"their text length, kept between {thresholds['recall']} and {thresholds['precision']} (`block_model.page_threshold`). "
+        f"their text length, kept between {thresholds['recall']} and {thresholds['precision']} (`block_model.page_threshold`; "
+        f"a heading over a kept section at {manifest['threshold']}). "
         "With one threshold for every page (`BlockModelLabeler(per_page=False)`): "
         if {"precision", "recall"} <= set(thresholds)
         else ""

@@ -36,7 +36,8 @@ from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeature
 from extract_trt.runtime.types import Labels, PageBlocks
 
 __all__ = [
-    "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "onnx_inputs", "page_threshold",
+    "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "keep_section_headings",
+    "onnx_inputs", "page_threshold",
 ]  # fmt: skip
 
 # bump when runtime/labelers/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
@@ -116,6 +117,25 @@ def page_threshold(probability: np.ndarray, weights: np.ndarray, low: float, hig
     between = np.where(valid, below * above * (mean_above - mean_below) ** 2, -1.0)
     k = int(between.argmax())
     return float(min(max((p[k] + p[k + 1]) / 2, low), high))
+
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.ndarray, threshold: float) -> np.ndarray:
+    """``main`` plus every heading with p(main) >= ``threshold`` whose next block with text is main: a
+    heading belongs to the section under it. A page's own cut (:func:`page_threshold`) sits in the gap of
+    its long blocks' p(main), and a short heading the model scored between the groups (a title, "Side
+    effects") would fall below it while its section stays."""
+    kept = main.copy()
+    blocks = page.blocks
+    following_main = False  # whether the next block with text (after the one looked at) is main
+    for i in range(len(blocks) - 1, -1, -1):
+        if blocks[i].tag in _HEADINGS and not main[i] and following_main and probability[i] >= threshold:
+            kept[i] = True
+        if blocks[i].text.strip():
+            following_main = bool(kept[i])
+    return kept
 
 
 def _profile(name: str) -> SimplifyProfile:
@@ -246,6 +266,8 @@ class BlockModelLabeler:
                 lengths = np.fromiter((len(b.text) for b in page.blocks), dtype=np.float64, count=len(prob))
                 threshold = page_threshold(prob, 1.0 + lengths, *self.page_range)
             main = prob >= threshold
+            if threshold > self.threshold:
+                main = keep_section_headings(page, prob, main, self.threshold)
             if not self.keep_repeats:
                 main = drop_repeats(page, main)
             out.append(Labels(main=main, labeler=self.name, probability=prob, threshold=threshold))
