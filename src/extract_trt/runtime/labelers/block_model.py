@@ -120,20 +120,23 @@ def page_threshold(probability: np.ndarray, weights: np.ndarray, low: float, hig
 
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# A heading's section starts at the next block of at least this many characters (Readability's shortest
+# paragraph): the toolbars, dates and "Share" buttons between a title and its text are not the section.
+SECTION_TEXT_CHARS = 25
 
 
 def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.ndarray, threshold: float) -> np.ndarray:
-    """``main`` plus every heading with p(main) >= ``threshold`` whose next block with text is main: a
-    heading belongs to the section under it. A page's own cut (:func:`page_threshold`) sits in the gap of
+    """``main`` plus every heading with p(main) >= ``threshold`` whose next paragraph (the next block of at
+    least :data:`SECTION_TEXT_CHARS` characters) is main: a heading belongs to the section under it. A page's own cut (:func:`page_threshold`) sits in the gap of
     its long blocks' p(main), and a short heading the model scored between the groups (a title, "Side
     effects") would fall below it while its section stays."""
     kept = main.copy()
     blocks = page.blocks
-    following_main = False  # whether the next block with text (after the one looked at) is main
+    following_main = False  # whether the next paragraph (after the block looked at) is main
     for i in range(len(blocks) - 1, -1, -1):
         if blocks[i].tag in _HEADINGS and not main[i] and following_main and probability[i] >= threshold:
             kept[i] = True
-        if blocks[i].text.strip():
+        if len(blocks[i].text.strip()) >= SECTION_TEXT_CHARS:
             following_main = bool(kept[i])
     return kept
 
