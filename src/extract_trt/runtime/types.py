@@ -26,6 +26,9 @@ class PageMap(Protocol):
     def map_html(self) -> str: ...
 
 
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})  # a Block.tag that is a heading
+
+
 @dataclass(slots=True)
 class Block:
     """One numbered block of the simplified page (what a labeler classifies).

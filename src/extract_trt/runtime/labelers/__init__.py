@@ -80,7 +80,7 @@ def get_labeler(spec: str, session: SessionConfig | None = None) -> Labeler:
         return _cascade(spec, session)
     if spec in ("default", "block-model"):
         return default_labeler()
-    if spec in ("block-model-balanced", "block-model-precision", "block-model-recall"):  # one stored threshold, every page
+    if spec in ("block-model-balanced", "block-model-precision", "block-model-recall"):  # one threshold, every page
         return default_labeler(favor=spec.rsplit("-", 1)[1], per_page=False)
     if spec == "heuristic":
         from extract_trt.runtime.labelers.heuristic import HeuristicLabeler

@@ -33,7 +33,7 @@ from extract_trt.errors import LabelerError
 from extract_trt.runtime.html.simplify import MINERU_V11, SimplifyProfile
 from extract_trt.runtime.html.simplify_v1 import simplify_profile
 from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
-from extract_trt.runtime.types import Labels, PageBlocks
+from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
 
 __all__ = [
     "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "keep_section_headings",
@@ -119,7 +119,6 @@ def page_threshold(probability: np.ndarray, weights: np.ndarray, low: float, hig
     return float(min(max((p[k] + p[k + 1]) / 2, low), high))
 
 
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # A heading's section starts at the next block of at least this many characters (Readability's shortest
 # paragraph): the toolbars, dates and "Share" buttons between a title and its text are not the section.
 SECTION_TEXT_CHARS = 25
@@ -127,14 +126,15 @@ SECTION_TEXT_CHARS = 25
 
 def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.ndarray, threshold: float) -> np.ndarray:
     """``main`` plus every heading with p(main) >= ``threshold`` whose next paragraph (the next block of at
-    least :data:`SECTION_TEXT_CHARS` characters) is main: a heading belongs to the section under it. A page's own cut (:func:`page_threshold`) sits in the gap of
-    its long blocks' p(main), and a short heading the model scored between the groups (a title, "Side
-    effects") would fall below it while its section stays."""
+    least :data:`SECTION_TEXT_CHARS` characters) is main: a heading belongs to the section under it. A
+    page's own cut (:func:`page_threshold`) sits in the gap of its long blocks' p(main), and a short heading
+    the model scored between the groups (a title, "Side effects") would fall below it while its section
+    stays."""
     kept = main.copy()
     blocks = page.blocks
     following_main = False  # whether the next paragraph (after the block looked at) is main
     for i in range(len(blocks) - 1, -1, -1):
-        if blocks[i].tag in _HEADINGS and not main[i] and following_main and probability[i] >= threshold:
+        if blocks[i].tag in HEADING_TAGS and not main[i] and following_main and probability[i] >= threshold:
             kept[i] = True
         if len(blocks[i].text.strip()) >= SECTION_TEXT_CHARS:
             following_main = bool(kept[i])
@@ -241,7 +241,7 @@ class BlockModelLabeler:
         self.page_range: tuple[float, float] | None = None
         if per_page and threshold is None and favor == "balanced" and {"recall", "precision"} <= stored.keys():
             self.page_range = (float(stored["recall"]), float(stored["precision"]))
-        if favor != "balanced" or not per_page:  # the names of get_labeler: one threshold for every page
+        if favor != "balanced" or not per_page:  # get_labeler's names: one threshold for every page
             self.name = f"block-model-{favor}"
         self.keep_repeats = keep_repeats
         self.window = int(self.manifest.get("window", WINDOW))

@@ -83,8 +83,8 @@ def page_uncertainty(page: PageBlocks, labels: Labels, threshold: float | None =
     words they leave out (:func:`main_region_holes`), capped at 1 (module doc).
 
     ``threshold`` is the p(main) the labels were cut at, where ``labels.threshold`` does not say (a block
-    model's labels carry their page's cut); blocks whose label disagrees with it (repeats dropped after the
-    cut) count as decided. Raises :class:`LabelerError` when the labels carry no
+    model's labels carry their page's cut); blocks whose label disagrees with it (repeats dropped, headings
+    of kept sections kept after the cut) count as decided. Raises :class:`LabelerError` when the labels carry no
     probabilities.
     """
     words, p, main = _decided(page, labels, threshold)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from extract_trt.runtime.types import Block, Labels, PageBlocks
+from extract_trt.runtime.types import HEADING_TAGS, Block, Labels, PageBlocks
 
 __all__ = ["HeuristicLabeler", "block_scores"]
 
@@ -46,7 +46,6 @@ _PUNCT = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f]")
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _COPYRIGHT = re.compile(r"©|&copy;|\bcopyright\b|\ball rights reserved\b", re.IGNORECASE)
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 _BOILER_TOKENS = frozenset(
     {
@@ -168,7 +167,7 @@ def _context(blocks: Sequence[Block], scores: np.ndarray) -> np.ndarray:
 
     # Headings announce the text below them.
     for i in range(n):
-        if not main[i] and blocks[i].tag in _HEADINGS and scores[i] >= BAD:
+        if not main[i] and blocks[i].tag in HEADING_TAGS and scores[i] >= BAD:
             if any(cls[j] == _GOOD for j in range(i + 1, min(n, i + 3))):
                 main[i] = True
 
