@@ -52,6 +52,12 @@ def with_comments() -> Extractor:
         {"class": "post-comments wrap"},
         {"itemtype": "https://schema.org/UserComments"},
         {"itemprop": "comment", "itemscope": ""},
+        {"class": "box-kommentare"},
+        {"id": "commentaires"},
+        {"class": "lista-comentarios"},
+        {"class": "komentarze"},
+        {"class": "allCommentsArea"},
+        {"class": "CommentsList"},
     ],
 )
 def test_comment_containers(attrs: dict[str, str]) -> None:
@@ -68,6 +74,11 @@ def test_comment_containers(attrs: dict[str, str]) -> None:
         {"class": "commentary-box"},
         {"id": "main", "class": "entry-content"},
         {"itemtype": "https://schema.org/Review"},
+        {"class": "kommentar"},  # German and Spanish singulars also name an editorial column
+        {"class": "comentario-opinion"},
+        {"class": "authorComment"},
+        {"class": "comment-area-wrap"},  # two suffixes: a layout row around the comments and a sidebar
+        {"class": "post hentry status-publish category-news internet-estallido-comentarios"},
     ],
 )
 def test_not_comment_containers(attrs: dict[str, str]) -> None:

@@ -32,11 +32,20 @@ from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["CommentSections", "comment_mask", "is_comment_container"]
 
+# "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
+# Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
+# Czech/Slovak/Croatian komentare/komentari. Plurals only outside English: a German "Kommentar" or a
+# Spanish "comentario" is also an editorial column, and "commentary" is one in English.
+_COMMENT_WORD = (
+    r"(?:comments?|commentaires|commenti|comentarios|comentários|kommentare|kommentarer|komentarze|komentari|"
+    r"komentare)"
+)
 # A class/id token that names a comment container: "comments", "comment-list", "post-comments",
-# "comments_area", "disqus_thread", "fb-comments", "wpdiscuz…", "dsq-…" (Disqus's older markup).
+# "comments_area", "kommentare", "disqus_thread", "fb-comments", "wpdiscuz…", "dsq-…" (Disqus's older
+# markup). CamelCase names are split around "Comments" first ("allCommentsArea" reads as "all-comments-area").
 _CONTAINER = re.compile(
-    r"^(?:[a-z0-9]+[-_])*comments?(?:[-_](?:list|area|section|container|wrapper|wrap|block|thread|holder|box|"
-    r"inner|outer|content|body|text|main|feed|respond|form|reply|replies))?$"
+    r"^(?:[a-z0-9]+[-_])*" + _COMMENT_WORD + r"(?:[-_](?:list|area|section|container|wrapper|wrap|block|thread|"
+    r"holder|box|inner|outer|content|body|text|main|feed|respond|form|reply|replies))?$"
     r"|^(?:[a-z0-9]+[-_])*commentlist$|^respond$|^disqus_thread$|^dsq[-_]|^wpdiscuz|^fb-comments$"
 )
 # Tokens that match the pattern above but only mention comments (a link, a counter, "comments closed"),
@@ -74,16 +83,24 @@ MAX_SIBLING_SECTIONS = 3
 
 
 def _hints_comments(names: str) -> bool:
-    return "comment" in names or "respond" in names or "disqus" in names or "dsq" in names or "wpdiscuz" in names
+    return (
+        "comment" in names or "coment" in names or "komment" in names or "komentar" in names or "respond" in names
+        or "disqus" in names or "dsq" in names or "wpdiscuz" in names
+    )  # fmt: skip
 
 
 def _hints_reviews(names: str) -> bool:
     return "review" in names or "testimonial" in names
 
 
+# A camelCase name is split around "Comments" only ("allCommentsArea", "CommentsItem"): a singular
+# "authorComment" or "editorComment" is as often an author's box or an editor's note.
+_CAMEL = re.compile(r"(?<=[a-z])(?=Comments)|(?<=Comments)(?=[A-Z])")
+
+
 def _names(attrs: dict[str, str]) -> str:
-    """The element's class and id values, lower case."""
-    return f"{attrs.get('class', '')} {attrs.get('id', '')}".lower()
+    """The element's class and id values, lower case, with a ``-`` at each camelCase boundary of "Comments"."""
+    return _CAMEL.sub("-", f"{attrs.get('class', '')} {attrs.get('id', '')}").lower()
 
 
 def is_comment_container(attrs: dict[str, str]) -> bool:
@@ -97,9 +114,15 @@ def _is_container(attrs: dict[str, str], names: str) -> bool:
         return True
     if "itemprop" in attrs and attrs["itemprop"].lower() == "comment":
         return True
-    if not _hints_comments(names):
+    if not _hints_comments(names) or _is_post(names):
         return False
     return any(_CONTAINER.match(t) and not _NOT_CONTAINER.search(t) for t in names.split())
+
+
+def _is_post(names: str) -> bool:
+    # WordPress's post classes ("hentry", "status-publish") list the post's taxonomy terms, a custom
+    # taxonomy's without a "tag-"/"category-" prefix ("internet-estallido-comentarios"): the post, no section
+    return "hentry" in names or "status-publish" in names
 
 
 def _is_reviews(names: str) -> bool:
