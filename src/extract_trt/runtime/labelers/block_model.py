@@ -9,7 +9,8 @@ and the ONNX graph takes those sums and the layout numbers to the logits. Pages 
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
 from an edge. A block is main when p(main) reaches the page's threshold, its text is not that of an
 earlier main block (:func:`drop_repeats`) and it is not script source shown as text
-(:mod:`~extract_trt.runtime.labelers.script_text`). The balanced labeler cuts each page where its own
+(:mod:`~extract_trt.runtime.labelers.script_text`); the pieces of a paragraph that the block scheme split
+take one label (:mod:`~extract_trt.runtime.labelers.paragraphs`). The balanced labeler cuts each page where its own
 p(main) falls apart (:func:`page_threshold`, within the model's recall- and precision-favoring
 thresholds); the precision- and recall-favoring ones, and a threshold given, cut every page at one p(main)
 chosen at training time (one per :data:`FAVORS`).
@@ -34,6 +35,7 @@ from extract_trt.errors import LabelerError
 from extract_trt.runtime.html.simplify import MINERU_V11, SimplifyProfile
 from extract_trt.runtime.html.simplify_v1 import simplify_profile
 from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
+from extract_trt.runtime.labelers.paragraphs import join_paragraph_pieces
 from extract_trt.runtime.labelers.script_text import drop_script_text
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
 
@@ -274,6 +276,7 @@ class BlockModelLabeler:
             if threshold > self.threshold:
                 main = keep_section_headings(page, prob, main, self.threshold)
             main = drop_script_text(page, main)
+            main = join_paragraph_pieces(page, main)
             if not self.keep_repeats:
                 main = drop_repeats(page, main)
             out.append(Labels(main=main, labeler=self.name, probability=prob, threshold=threshold))

@@ -1,0 +1,67 @@
+"""Pieces of one paragraph take one label.
+
+The reference block scheme splits a paragraph into several blocks when its markup mixes inline and block
+content: ``<p>Install <a><span>Flask<style>…</style></span></a> and …</p>`` becomes the blocks "Install",
+"Flask", "and …". The model scores each piece on its own, and a short link piece often falls below the cut
+while the text around it is main, which leaves holes in a sentence ("Install the :") — or the reverse, a
+link label kept from a menu item whose description was dropped. The pieces of one paragraph (blocks whose
+nearest paragraph-level ancestor — ``p``, ``li``, a heading, a table cell, ``dd``/``dt``, ``blockquote``,
+``figcaption``, ``pre`` — is the same element, reached without passing a layout container) all take the
+label of the majority of their words.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from extract_trt.runtime.html.dom import Node
+from extract_trt.runtime.types import PageBlocks
+
+__all__ = ["PARAGRAPH_TAGS", "join_paragraph_pieces", "paragraph_pieces"]
+
+PARAGRAPH_TAGS = frozenset(
+    {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dd", "dt", "blockquote", "figcaption", "pre"}
+)
+# Layout containers: a block whose walk up meets one of these before a paragraph tag is not a piece of a
+# paragraph (a list item holding a div of blocks is a layout, not a sentence).
+_LAYOUT_TAGS = frozenset({"div", "section", "article", "ul", "ol", "table", "body", "html"})
+
+
+def _paragraph_of(node: Node | None) -> Node | None:
+    """The nearest paragraph-level element at or above ``node``, unless a layout container comes first."""
+    while node is not None:
+        if node.tag in PARAGRAPH_TAGS:
+            return node
+        if node.tag in _LAYOUT_TAGS:
+            return None
+        node = node.parent
+    return None
+
+
+def paragraph_pieces(page: PageBlocks) -> list[list[int]]:
+    """The block indices of each paragraph that the scheme split into two or more blocks, in page order.
+    A block that is a whole paragraph-level element itself (``content_type == "block_element"``) is a
+    paragraph on its own and never a piece."""
+    groups: dict[int, list[int]] = {}
+    nodes = page.page_map.id_nodes
+    for i, block in enumerate(page.blocks):
+        if block.content_type == "block_element" and block.tag in PARAGRAPH_TAGS:
+            continue
+        paragraph = _paragraph_of(nodes.get(block.item_id))
+        if paragraph is not None:
+            groups.setdefault(id(paragraph), []).append(i)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+def join_paragraph_pieces(page: PageBlocks, main: np.ndarray) -> np.ndarray:
+    """``main`` with the pieces of each split paragraph set alike: main when the main pieces hold at least
+    half of the paragraph's words (each piece counted as its words plus one, so that a wordless piece
+    weighs a little), else other."""
+    joined = main.copy()
+    for members in paragraph_pieces(page):
+        labels = main[members]
+        if labels.all() or not labels.any():
+            continue
+        words = np.array([1 + len(page.blocks[i].text.split()) for i in members], dtype=np.float64)
+        joined[members] = words[labels].sum() >= 0.5 * words.sum()
+    return joined

@@ -1,0 +1,65 @@
+"""The pieces of a paragraph that the block scheme split take one label."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.labelers.paragraphs import join_paragraph_pieces, paragraph_pieces
+
+# An inline SVG icon in a link ("opens an external page") makes the paragraph mixed content: the reference
+# scheme cuts it into the text before each link, the link's text, and the text after it.
+_ICON = '<span><svg viewBox="0 0 20 20"><title>(external page)</title><path d="M8 4h3z"></path></svg></span>'
+_SPLIT = (
+    f'<li><p>Install <a href="/flask"><span>Flask{_ICON}</span></a> and '
+    f'<a href="/sdk"><span>the Python SDK{_ICON}</span></a>. To install them with pip, '
+    "run the command below in a terminal.</p></li>"
+)
+_WHOLE = "<li><p>A whole paragraph with a <a href='/x'>plain link</a> stays one block of its own.</p></li>"
+
+
+def _page(items: str):
+    return simplify(f"<html><body><article><h1>Quickstart</h1><ul>{items}</ul></article></body></html>")
+
+
+def _texts(page, members):
+    return [page.blocks[i].text for i in members]
+
+
+def test_split_paragraph_pieces_are_found() -> None:
+    page = _page(_SPLIT + _WHOLE)
+    groups = paragraph_pieces(page)
+    assert len(groups) == 1
+    pieces = _texts(page, groups[0])
+    assert pieces[0].startswith("Install") and "Flask" in pieces and "the Python SDK" in pieces
+    assert not any("whole paragraph" in t for t in pieces)
+
+
+def test_pieces_follow_the_majority_of_their_words() -> None:
+    page = _page(_SPLIT + _WHOLE)
+    (members,) = paragraph_pieces(page)
+    links = [i for i in members if page.blocks[i].text in ("Flask", "the Python SDK")]
+    main = np.zeros(len(page.blocks), dtype=bool)
+    main[members] = True
+    main[links] = False  # the short link pieces fell below the cut
+    joined = join_paragraph_pieces(page, main)
+    assert joined[members].all()
+    main[:] = False
+    main[links] = True  # only the link pieces kept: a minority of the paragraph's words
+    assert not join_paragraph_pieces(page, main)[members].any()
+
+
+def test_blocks_outside_split_paragraphs_are_left_alone() -> None:
+    page = _page(_SPLIT + _WHOLE)
+    rng = np.random.default_rng(0)
+    main = rng.random(len(page.blocks)) < 0.5
+    joined = join_paragraph_pieces(page, main)
+    pieces = {i for g in paragraph_pieces(page) for i in g}
+    others = [i for i in range(len(page.blocks)) if i not in pieces]
+    assert (joined[others] == main[others]).all()
+
+
+def test_blocks_in_a_layout_div_are_not_pieces() -> None:
+    # a list item holding a div is a layout: the div's pieces are not pieces of the list item's paragraph
+    page = _page(f"<li><div>Open the <a href='/m'><span>menu{_ICON}</span></a> to start the tour.</div></li>")
+    assert len(page.blocks) > 2 and paragraph_pieces(page) == []
