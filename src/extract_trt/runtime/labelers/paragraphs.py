@@ -22,18 +22,22 @@ __all__ = ["PARAGRAPH_TAGS", "join_paragraph_pieces", "paragraph_pieces"]
 PARAGRAPH_TAGS = frozenset(
     {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dd", "dt", "blockquote", "figcaption", "pre"}
 )
+# Inline elements between a piece and its paragraph (a link, a span in it, the simplifier's text wrapper);
+# the walk up stops there, so a page of deeply nested inline elements costs at most this many steps a block.
+MAX_LEVELS = 8
 # Layout containers: a block whose walk up meets one of these before a paragraph tag is not a piece of a
 # paragraph (a list item holding a div of blocks is a layout, not a sentence).
 _LAYOUT_TAGS = frozenset({"div", "section", "article", "ul", "ol", "table", "body", "html"})
 
 
 def _paragraph_of(node: Node | None) -> Node | None:
-    """The nearest paragraph-level element at or above ``node``, unless a layout container comes first."""
-    while node is not None:
+    """The nearest paragraph-level element at or above ``node``, unless a layout container comes first or
+    it lies more than :data:`MAX_LEVELS` above."""
+    for _ in range(MAX_LEVELS + 1):
+        if node is None or node.tag in _LAYOUT_TAGS:
+            return None
         if node.tag in PARAGRAPH_TAGS:
             return node
-        if node.tag in _LAYOUT_TAGS:
-            return None
         node = node.parent
     return None
 
