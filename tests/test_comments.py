@@ -119,6 +119,31 @@ def test_reviews_and_comment_counts_are_not_comments(with_comments: Extractor) -
     assert "comment" not in teaser.labels and ARTICLE_SENTENCE in teaser.text
 
 
+def _german_article(article_classes: str) -> str:
+    """The fixture article with its comment section renamed the way German sites name it."""
+    return (
+        ARTICLE_WITH_COMMENTS.replace('id="comments" class="comments-area"', 'class="box-kommentare"')
+        .replace('class="comment-list"', 'class="kommentare-liste"')
+        .replace('class="comment even thread-even depth-1"', 'class="kommentar"')
+        .replace('class="comment odd alt thread-odd depth-1"', 'class="kommentar"')
+        .replace('<article class="post type-post">', f'<article class="{article_classes}">')
+    )
+
+
+def test_comment_sections_named_in_other_languages(with_comments: Extractor) -> None:
+    result = with_comments.extract(_german_article("post"))
+    assert COMMENT_SENTENCE in result.comments.text and COMMENT_SENTENCE not in result.text
+    assert ARTICLE_SENTENCE in result.text
+
+
+def test_a_post_class_naming_comments_is_not_a_section(with_comments: Extractor) -> None:
+    # WordPress lists a post's taxonomy terms as classes; a custom taxonomy's term may name comments
+    html = _german_article("post hentry status-publish type-post temas-comentarios")
+    result = with_comments.extract(html)
+    assert ARTICLE_SENTENCE in result.text  # the post is not taken as the comment section …
+    assert COMMENT_SENTENCE in result.comments.text  # … and the real one under it is still found
+
+
 def test_trafilatura_style_include_comments() -> None:
     import extract_trt
 
