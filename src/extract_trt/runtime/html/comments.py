@@ -100,7 +100,10 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=Comments)|(?<=Comments)(?=[A-Z])")
 
 def _names(attrs: dict[str, str]) -> str:
     """The element's class and id values, lower case, with a ``-`` at each camelCase boundary of "Comments"."""
-    return _CAMEL.sub("-", f"{attrs.get('class', '')} {attrs.get('id', '')}").lower()
+    names = f"{attrs.get('class', '')} {attrs.get('id', '')}"
+    if "Comments" in names:  # the substring test first: most names have none, and the regex scans every place
+        names = _CAMEL.sub("-", names)
+    return names.lower()
 
 
 def is_comment_container(attrs: dict[str, str]) -> bool:

@@ -1,8 +1,8 @@
 """Pieces of one paragraph take one label.
 
 The reference block scheme splits a paragraph into several blocks when its markup mixes inline and block
-content: ``<p>Install <a><span>Flask<style>…</style></span></a> and …</p>`` becomes the blocks "Install",
-"Flask", "and …". The model scores each piece on its own, and a short link piece often falls below the cut
+content: ``<p>Install <a><span>Flask<svg>…</svg></span></a> and …</p>`` (a link with an inline icon) becomes
+the blocks "Install", "Flask", "and …". The model scores each piece on its own, and a short link piece often falls below the cut
 while the text around it is main, which leaves holes in a sentence ("Install the :") — or the reverse, a
 link label kept from a menu item whose description was dropped. The pieces of one paragraph (blocks whose
 nearest paragraph-level ancestor — ``p``, ``li``, a heading, a table cell, ``dd``/``dt``, ``blockquote``,
@@ -15,13 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from extract_trt.runtime.html.dom import Node
-from extract_trt.runtime.types import PageBlocks
+from extract_trt.runtime.types import HEADING_TAGS, PageBlocks
 
 __all__ = ["PARAGRAPH_TAGS", "join_paragraph_pieces", "paragraph_pieces"]
 
-PARAGRAPH_TAGS = frozenset(
-    {"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dd", "dt", "blockquote", "figcaption", "pre"}
-)
+PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "td", "th", "dd", "dt", "blockquote", "figcaption", "pre"}
 # Inline elements between a piece and its paragraph (a link, a span in it, the simplifier's text wrapper);
 # the walk up stops there, so a page of deeply nested inline elements costs at most this many steps a block.
 MAX_LEVELS = 8
