@@ -29,7 +29,7 @@ from extract_trt.runtime.html.simplify import MINERU_V11  # noqa: E402
 from extract_trt.train.align import IGNORE, align_labels, fill_ignored  # noqa: E402
 from extract_trt.train.data import SIMPLIFIER, Example, domain, in_share, shared_vocabulary, split_of  # noqa: E402
 from extract_trt.train.export_onnx import export_block_model  # noqa: E402
-from extract_trt.train.model import BlockModel, ModelConfig  # noqa: E402
+from extract_trt.train.model import BlockModel, BlockModelEnsemble, ModelConfig  # noqa: E402
 from extract_trt.train.trainer import TrainConfig, load_examples, predict, train_block_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -74,8 +74,10 @@ def test_training_writes_a_loadable_model(trained):
     assert (out / MANIFEST).is_file() and (out / "model.onnx").is_file() and (out / "model.int8.onnx").is_file()
     assert manifest["training"]["train_pages"] > 0 and manifest["validation"]["ids"]
     assert all(split_of(r["url"]) == "validation" for r in _wcxb(30) if r["id"] in manifest["validation"]["ids"])
-    losses = [h["train_loss"] for h in manifest["training"]["history"]]
-    assert losses[-1] < losses[0]  # it learns
+    for member in (1, 2):  # two seeds by default, shipped as one graph
+        losses = [h["train_loss"] for h in manifest["training"]["history"] if h["member"] == member]
+        assert len(losses) == 3 and losses[-1] < losses[0]  # each learns
+    assert manifest["model"]["members"] == 2 and any("member 2/2 (seed 14)" in line for line in log)
     assert any("epoch 3/3" in line for line in log)
     assert any("refit on train + tune" in line for line in log) and manifest["training"]["refit"] is True
     tune_ids = manifest["tune"]["ids"]  # the pages that chose the threshold, for scoring recipes with `eval --ids`
@@ -85,6 +87,7 @@ def test_training_writes_a_loadable_model(trained):
     assert thresholds["balanced"] == manifest["threshold"]
     assert thresholds["precision"] >= thresholds["balanced"] >= thresholds["recall"]
     labeler = BlockModelLabeler(out, precision="fp32")
+    assert labeler.table.shape[1] == 2 * TINY.embed_dim  # the members' tables side by side
     pages = [simplify(r["html"]) for r in _wcxb(3)]
     for page, labels in zip(pages, labeler.label(pages)):
         assert labels.main.shape == (len(page),) and labels.probability.dtype == np.float32
@@ -95,6 +98,28 @@ def test_training_writes_a_loadable_model(trained):
     assert not labeler.vocabulary.bits.flags.writeable  # mapped like the table
     page_ids = page_features(pages[0]).ids
     assert 0 < labeler.vocabulary.contains(page_ids).sum() < len(page_ids)
+
+
+def test_ensemble_is_the_mean_of_its_members():
+    """The ensemble's logits are its members' mean, and its exported part (sums over the side-by-side tables)
+    gives the same."""
+    torch.manual_seed(0)
+    members = [BlockModel(TINY).eval(), BlockModel(TINY).eval()]
+    ensemble = BlockModelEnsemble(members).eval()
+    page = simplify("<nav><a href='/'>Home</a> <a href='/a'>About</a></nav><h1>Title</h1>"
+                    "<p>A first paragraph of the article, long enough to count.</p><footer>(c) 2026</footer>")
+    features = page_features(page)
+    arrays = [torch.from_numpy(a) for a in features.arrays()]
+    with torch.no_grad():
+        expected = torch.stack([m(*arrays) for m in members]).mean(0)
+        assert torch.allclose(ensemble(*arrays), expected)
+        sums = torch.from_numpy(features.bag_sums(ensemble.embedding_table().numpy()))
+        from_sums = ensemble.from_sums(sums, *(torch.from_numpy(a) for a in (features.dense, features.markup, features.norms())))
+    assert ensemble.embedding_table().shape == (TINY.buckets, 2 * TINY.embed_dim)
+    assert torch.allclose(from_sums, expected, atol=1e-5)
+    assert not torch.allclose(members[0](*arrays), members[1](*arrays))  # two different models
+    with pytest.raises(ValueError, match="one ModelConfig"):
+        BlockModelEnsemble([BlockModel(TINY), BlockModel(ModelConfig())])
 
 
 def _train_command(out: Path, *options: str):
@@ -112,8 +137,9 @@ def _train_command(out: Path, *options: str):
 def test_train_command_without_refit_ships_the_train_only_model(tmp_path):
     """`extract-trt train --no-refit` writes the model trained on the training domains alone (how recipes are
     compared on the tune pages): no second fit, and its vocabulary holds only what training domains share."""
-    result, manifest = _train_command(tmp_path / "train-only", "--no-refit")
+    result, manifest = _train_command(tmp_path / "train-only", "--no-refit", "--members", "1")
     assert manifest["training"]["refit"] is False and len(manifest["training"]["history"]) == 1
+    assert manifest["model"]["members"] == 1 and "member" not in result.output  # one plain model
     assert "epoch 1/1" in result.output and "refit" not in result.output  # the log goes to stderr
     examples = load_examples(DATA, max_pages=12)
     train = [e for e in examples if e.split == "train"]

@@ -34,6 +34,14 @@ def train(
             "are inside every larger one), tune and validation pages unchanged: a learning curve.",
         ),
     ] = 1.0,
+    members: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Models trained with seeds SEED, SEED+1, ... and shipped as one graph averaging their logits "
+            "(the shipped recipe: 2); 1: a single model.",
+        ),
+    ] = 2,
     teacher: Annotated[
         Optional[str],
         typer.Option(
@@ -74,7 +82,8 @@ def train(
     if (teacher is None or mix) and not (data_dir / "wcxb-dev.jsonl.gz").is_file():
         raise typer.BadParameter(f"{data_dir} has no wcxb-dev.jsonl.gz", param_hint="--data")
     config = TrainConfig(
-        epochs=epochs, seed=seed, threads=threads, max_pages=max_pages, refit=refit, train_share=train_share
+        epochs=epochs, seed=seed, threads=threads, max_pages=max_pages, refit=refit, train_share=train_share,
+        members=members,
     )
     log = lambda line: typer.echo(line, err=True)  # noqa: E731
     if teacher is None:

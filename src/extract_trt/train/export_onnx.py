@@ -20,7 +20,7 @@ from torch import nn
 
 from extract_trt.runtime.labelers.block_model import EMBEDDINGS, INPUTS, MODEL_FILES, VOCABULARY, onnx_inputs
 from extract_trt.runtime.labelers.features import BlockFeatures, Vocabulary
-from extract_trt.train.model import BlockModel
+from extract_trt.train.model import BlockModel, BlockModelEnsemble
 
 __all__ = ["ExportMismatchError", "export_block_model", "quantize_block_model"]
 
@@ -43,7 +43,7 @@ def _run(path: Path, f: BlockFeatures, table: np.ndarray) -> np.ndarray:
 class _FromSums(nn.Module):
     """The exported part of :class:`BlockModel`: bag sums and layout numbers in, logits out."""
 
-    def __init__(self, model: BlockModel) -> None:
+    def __init__(self, model: BlockModel | BlockModelEnsemble) -> None:
         super().__init__()
         self.model = model
 
@@ -63,7 +63,7 @@ def _save_array(path: Path, array: np.ndarray) -> None:
 
 
 def export_block_model(
-    model: BlockModel, out_dir: Path, sample: BlockFeatures, vocabulary: Vocabulary
+    model: BlockModel | BlockModelEnsemble, out_dir: Path, sample: BlockFeatures, vocabulary: Vocabulary
 ) -> dict[str, str]:
     """Write ``embeddings.npy``, ``vocabulary.npy``, ``model.onnx`` and ``model.int8.onnx`` to ``out_dir``;
     returns the file names by role (``fp32``, ``int8``, ``embeddings``, ``vocabulary``) for the manifest.
@@ -74,7 +74,7 @@ def export_block_model(
     labels agree on fewer than ``INT8_MIN_AGREEMENT``.
     """
     model.eval()
-    table = model.table.weight.detach().numpy().astype(np.float32)
+    table = model.embedding_table().detach().numpy().astype(np.float32)
     _save_array(out_dir / EMBEDDINGS, table)
     _save_array(out_dir / VOCABULARY, vocabulary.bits)
     feed = onnx_inputs(sample, table)

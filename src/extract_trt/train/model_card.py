@@ -65,7 +65,17 @@ def _teacher(teacher: dict[str, Any] | None) -> str:
 def render_model_card(manifest: dict[str, Any]) -> str:
     m, t, v = manifest["model"], manifest["training"], manifest["validation"]
     simplifier = manifest.get("simplifier", MINERU_V11.name)  # as BlockModelLabeler reads it
-    history = "\n".join(f"| {h['epoch']} | {h['train_loss']:.4f} | {h['tune_block_f1']:.4f} |" for h in t["history"])
+    members = m.get("members", 1)
+    history = "\n".join(
+        f"| {h.get('member', 1)} | {h['epoch']} | {h['train_loss']:.4f} | {h['tune_block_f1']:.4f} |" for h in t["history"]
+    )
+    ensemble = (
+        f" {members} such models, trained alike with seeds {', '.join(str(t['seed'] + k) for k in range(members))}, run as one graph "
+        f"over one {members * m['embed_dim']}-dim table (theirs side by side): p(main) is the sigmoid of the mean of "
+        "their logits (`BlockModelEnsemble`)."
+        if members > 1
+        else ""
+    )
     refit = (
         f"Then the same recipe is run again on train + tune ({t['train_pages'] + t['tune_pages']} pages) and that model "
         "is shipped with the threshold tuned above."
@@ -85,13 +95,15 @@ def render_model_card(manifest: dict[str, Any]) -> str:
         else ""
     )
     cut = (
-        "by default each page is cut at its own threshold: Otsu's split of its blocks' p(main), weighted by "
+        "By default each page is cut at its own threshold: Otsu's split of its blocks' p(main), weighted by "
         f"their text length, kept between {thresholds['recall']} and {thresholds['precision']} (`block_model.page_threshold`; "
         f"a heading over a kept section at {manifest['threshold']}). "
         "With one threshold for every page (`BlockModelLabeler(per_page=False)`): "
         if {"precision", "recall"} <= set(thresholds)
         else ""
     )
+    rule = f"main when p >= {manifest['threshold']} (chosen on the tune pages{favors})."
+    decision = cut + rule if cut else rule[0].upper() + rule[1:]
     teacher = _teacher(manifest.get("teacher"))
     weights = "".join(f", times {w:g} on `{name}`" for name, w in sorted(t.get("dataset_weights", {}).items()) if w != 1)
     return f"""# extract-trt built-in block model
@@ -124,8 +136,7 @@ Bags pooled (sum/sqrt(count)) from a {m['embed_dim']}-dim table (markup strings 
 string of the page, then added up per block), projected with the layout numbers to width
 {m['width']}, a 1-D convolution (kernel {m['conv_kernel']}) over neighbouring blocks, {m['layers']} pre-norm
 Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
-overlap {manifest['overlap']}), one logit per block; {cut}main when p >= {manifest['threshold']} (chosen on the
-tune pages{favors}).
+overlap {manifest['overlap']}), one logit per block.{ensemble} {decision}
 
 Files: `embeddings.npy` (the fp32 table; the labeler sums each bag's rows from it in the features),
 `vocabulary.npy` (the vocabulary as a bitmap over the 2^24 hashes, 2 MB), and
@@ -145,8 +156,8 @@ the one with the best block F1 on the tune pages ({t.get('tune_block_f1', '-')} 
 Block F1 (word-weighted, mean over pages): {v['block_f1']}
 {extra}
 
-| epoch | train loss | tune block F1 (p >= 0.5; the run on train only) |
-|---|---|---|
+| member | epoch | train loss | tune block F1 (p >= 0.5; the run on train only) |
+|---|---|---|---|
 {history}
 
 End-to-end figures (WCXB word F1, ROUGE-5, per page type, against peers) are in the repository's

@@ -26,7 +26,7 @@ from extract_trt.runtime.labelers.features import BlockFeatures, Vocabulary, win
 from extract_trt.train.align import IGNORE
 from extract_trt.train.data import SIMPLIFIER, Example, build_examples, in_share, shared_vocabulary
 from extract_trt.train.export_onnx import export_block_model
-from extract_trt.train.model import BlockModel, ModelConfig
+from extract_trt.train.model import BlockModel, BlockModelEnsemble, ModelConfig
 from extract_trt.train.model_card import render_model_card
 
 __all__ = ["TrainConfig", "block_f1", "train_block_model"]
@@ -62,6 +62,9 @@ class TrainConfig:
     train_share: float = 1.0  # < 1: train on this stable share of the training domains (a learning curve)
     primary: str = PRIMARY  # the dataset whose tune pages report progress and choose the thresholds
     dataset_weights: dict[str, float] = field(default_factory=lambda: dict(DATASET_WEIGHTS))
+    # > 1: train this many models (seeds seed, seed + 1, ...) and ship the mean of their logits as one graph
+    # (BlockModelEnsemble): steadier than one seed, and better on the news pages (docs/models.md)
+    members: int = 2
 
 
 def _tensors(f: BlockFeatures) -> tuple[torch.Tensor, ...]:
@@ -199,6 +202,22 @@ def fit(
     return shipped, history
 
 
+def fit_members(
+    train: Sequence[Example], tune: Sequence[Example], cfg: TrainConfig, log: Callable[[str], None] = print
+) -> tuple[BlockModel | BlockModelEnsemble, list[dict]]:
+    """:func:`fit` once per member (``cfg.members``, seeds ``cfg.seed`` on); one member is a plain model."""
+    if cfg.members < 1:
+        raise ValueError(f"members must be at least 1, got {cfg.members}")
+    models, history = [], []
+    for k in range(cfg.members):
+        if cfg.members > 1:
+            log(f"member {k + 1}/{cfg.members} (seed {cfg.seed + k})")
+        model, records = fit(train, tune, replace(cfg, seed=cfg.seed + k), log)
+        models.append(model)
+        history.extend({"member": k + 1, **r} if cfg.members > 1 else r for r in records)
+    return (models[0] if len(models) == 1 else BlockModelEnsemble(models)), history
+
+
 def train_block_model(
     data_dir: str | Path,
     out_dir: str | Path,
@@ -226,7 +245,7 @@ def train_block_model(
     vocabulary = shared_vocabulary(train, cfg.min_domains)
     log(f"vocabulary: {len(vocabulary)} ids on pages of at least {cfg.min_domains} training domains")
     seen_train, seen_tune = in_vocabulary(train, vocabulary), in_vocabulary(tune, vocabulary)
-    model, history = fit(seen_train, seen_tune, cfg, log)
+    model, history = fit_members(seen_train, seen_tune, cfg, log)
 
     primary_tune = [e for e in seen_tune if e.dataset == cfg.primary] or seen_train
     tune_probs = [predict(model, e.features) for e in primary_tune]
@@ -237,7 +256,7 @@ def train_block_model(
         # the same recipe on a quarter more domains; the threshold stays the one tuned above
         log(f"threshold {threshold} (tune block F1 {tune_f1:.4f}); refit on train + tune")
         vocabulary = shared_vocabulary([*train, *tune], cfg.min_domains)
-        model, _ = fit(in_vocabulary([*train, *tune], vocabulary), [], cfg, log)
+        model, _ = fit_members(in_vocabulary([*train, *tune], vocabulary), [], cfg, log)
     val = in_vocabulary(val, vocabulary)
     val_probs = [predict(model, e.features) for e in val]
     per_set = {
@@ -257,7 +276,7 @@ def train_block_model(
         "overlap": OVERLAP,
         "simplifier": SIMPLIFIER.name,
         "files": files,
-        "model": cfg.model.as_dict(),
+        "model": {**cfg.model.as_dict(), "members": cfg.members},
         "training": {**{k: v for k, v in asdict(cfg).items() if k != "model"},
                      "datasets": (describe or {}).get("datasets", list(DATASETS)),
                      "train_pages": len(train), "tune_pages": len(tune), "validation_pages": len(val),

@@ -222,10 +222,12 @@ class BlockModelLabeler:
                 raise ModelLoadError(f"missing model file {path}")
         # mapped, not read: worker processes on one machine share the files' pages instead of a copy each
         self.table = np.ascontiguousarray(np.load(table_path, mmap_mode="r"), dtype=np.float32)
-        embed_dim = self.manifest.get("model", {}).get("embed_dim")
-        if self.table.shape != (BUCKETS, embed_dim):
+        # an ensemble's members have their tables side by side (models written before the field: one member)
+        spec = self.manifest.get("model", {})
+        width = spec.get("embed_dim", 0) * spec.get("members", 1)
+        if self.table.shape != (BUCKETS, width):
             raise ModelLoadError(
-                f"{table_path} holds a {self.table.shape} table, the manifest says ({BUCKETS}, {embed_dim})"
+                f"{table_path} holds a {self.table.shape} table, the manifest says ({BUCKETS}, {width})"
             )
         try:
             self.vocabulary = Vocabulary(np.asarray(np.load(vocabulary_path, mmap_mode="r")))  # a plain view
