@@ -147,4 +147,4 @@ class BlockModelEnsemble(nn.Module):
 
     def embedding_table(self) -> torch.Tensor:
         """The members' tables side by side, ``[buckets, members * embed_dim]``."""
-        return torch.cat([m.table.weight for m in self.members], dim=1)
+        return torch.cat([m.embedding_table() for m in self.members], dim=1)
