@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from extract_trt.runtime.html.simplify import simplify
-from extract_trt.runtime.labelers.paragraphs import join_paragraph_pieces, paragraph_pieces
+from extract_trt.runtime.labelers.paragraphs import (
+    code_block_lines,
+    join_code_lines,
+    join_paragraph_pieces,
+    paragraph_pieces,
+)
 
 # An inline SVG icon in a link ("opens an external page") makes the paragraph mixed content: the reference
 # scheme cuts it into the text before each link, the link's text, and the text after it.
@@ -63,3 +70,23 @@ def test_blocks_in_a_layout_div_are_not_pieces() -> None:
     # a list item holding a div is a layout: the div's pieces are not pieces of the list item's paragraph
     page = _page(f"<li><div>Open the <a href='/m'><span>menu{_ICON}</span></a> to start the tour.</div></li>")
     assert len(page.blocks) > 2 and paragraph_pieces(page) == []
+
+
+# an editor's code block: every line a div of its own inside pre > code (CodeMirror's markup)
+_LINES = ("function App() {", "return (", "<h1>Hi</h1>", ");", "}")
+_CODE = "<pre><code>" + "".join(f"<div class='cm-line'>{html.escape(line)}</div>" for line in _LINES) + "</code></pre>"
+
+
+def test_the_lines_of_a_code_block_are_kept_together() -> None:
+    page = simplify(
+        f"<html><body><article><p>Components are functions that return markup:</p>{_CODE}<pre>one()</pre>"
+        f"<p>Then nest it.</p><pre><code><div>a()</div><div>b()</div></code></pre></article></body></html>"
+    )
+    first, second = code_block_lines(page)
+    assert _texts(page, first) == list(_LINES)
+    assert _texts(page, second) == ["a()", "b()"]  # the one-block pre between them is no group
+    main = np.zeros(len(page.blocks), dtype=bool)
+    main[first[0]] = True  # the model kept the snippet's first line only
+    joined = join_code_lines(page, main)
+    assert joined[first].all() and not joined[second].any()
+    assert joined.sum() == len(first)

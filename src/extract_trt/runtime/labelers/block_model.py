@@ -35,7 +35,7 @@ from extract_trt.errors import LabelerError
 from extract_trt.runtime.html.simplify import MINERU_V11, SimplifyProfile
 from extract_trt.runtime.html.simplify_v1 import simplify_profile
 from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
-from extract_trt.runtime.labelers.paragraphs import join_paragraph_pieces
+from extract_trt.runtime.labelers.paragraphs import join_code_lines, join_paragraph_pieces
 from extract_trt.runtime.labelers.script_text import drop_script_text
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
 
@@ -278,6 +278,7 @@ class BlockModelLabeler:
             if threshold > self.threshold:
                 main = keep_section_headings(page, prob, main, self.threshold)
             main = drop_script_text(page, main)
+            main = join_code_lines(page, main)
             main = join_paragraph_pieces(page, main)
             if not self.keep_repeats:
                 main = drop_repeats(page, main)

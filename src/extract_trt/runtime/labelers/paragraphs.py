@@ -8,6 +8,14 @@ link label kept from a menu item whose description was dropped. The pieces of on
 nearest paragraph-level ancestor — ``p``, ``li``, a heading, a table cell, ``dd``/``dt``, ``blockquote``,
 ``figcaption``, ``pre`` — is the same element, reached without passing a layout container) all take the
 label of the majority of their words.
+
+A code block is one unit too, however it is wrapped: editors and highlighters put each line of a ``pre`` in
+a ``div`` of its own (CodeMirror's ``cm-line``), so the scheme makes a block of every line and the model
+scores ``return (`` or ``</div>`` without the code around it, keeping the first line of a snippet and
+dropping the rest. The lines of one code block (blocks under the same outermost ``pre`` or ``code``
+element, whatever lies between) are all kept when any of them is: a reader never wants half a snippet, and
+a snippet the model keeps a line of sits in the content (code in boilerplate is rare, and then every line of
+it scores low).
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ import numpy as np
 from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import HEADING_TAGS, PageBlocks
 
-__all__ = ["PARAGRAPH_TAGS", "join_paragraph_pieces", "paragraph_pieces"]
+__all__ = [
+    "CODE_TAGS", "PARAGRAPH_TAGS", "code_block_lines", "join_code_lines", "join_paragraph_pieces", "paragraph_pieces",
+]  # fmt: skip
 
 PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "td", "th", "dd", "dt", "blockquote", "figcaption", "pre"}
 # Inline elements between a piece and its paragraph (a link, a span in it, the simplifier's text wrapper);
@@ -26,6 +36,7 @@ MAX_LEVELS = 8
 # Layout containers: a block whose walk up meets one of these before a paragraph tag is not a piece of a
 # paragraph (a list item holding a div of blocks is a layout, not a sentence).
 _LAYOUT_TAGS = frozenset({"div", "section", "article", "ul", "ol", "table", "body", "html"})
+CODE_TAGS = frozenset({"pre", "code"})
 
 
 def _paragraph_of(node: Node | None) -> Node | None:
@@ -66,4 +77,37 @@ def join_paragraph_pieces(page: PageBlocks, main: np.ndarray) -> np.ndarray:
             continue
         words = np.array([1 + len(page.blocks[i].text.split()) for i in members], dtype=np.float64)
         joined[members] = words[labels].sum() >= 0.5 * words.sum()
+    return joined
+
+
+def _code_block_of(node: Node | None) -> Node | None:
+    """The outermost ``pre``/``code`` element at or above ``node`` (None outside code)."""
+    outermost = None
+    while node is not None:
+        if node.tag in CODE_TAGS:
+            outermost = node
+        node = node.parent
+    return outermost
+
+
+def code_block_lines(page: PageBlocks) -> list[list[int]]:
+    """The block indices of each code block that the scheme split into two or more blocks, in page order."""
+    groups: dict[int, list[int]] = {}
+    nodes = page.page_map.id_nodes
+    for i, block in enumerate(page.blocks):
+        # a substring test first (a false hit only costs the walk): most blocks of most pages are not code
+        if ">pre" not in block.tag_path and ">code" not in block.tag_path:
+            continue
+        code = _code_block_of(nodes.get(block.item_id))
+        if code is not None:
+            groups.setdefault(id(code), []).append(i)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+def join_code_lines(page: PageBlocks, main: np.ndarray) -> np.ndarray:
+    """``main`` with every line of a split code block kept when any of them is."""
+    joined = main.copy()
+    for members in code_block_lines(page):
+        if joined[members].any():
+            joined[members] = True
     return joined
