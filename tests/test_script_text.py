@@ -6,7 +6,7 @@ import numpy as np
 
 from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers.block_model import BlockModelLabeler
-from extract_trt.runtime.labelers.script_text import drop_script_text, is_script_text
+from extract_trt.runtime.labelers.script_text import drop_script_text, is_noscript_markup, is_script_text
 
 _REPORT = (
     "<p>Paragraph {i} of the report tells how the council voted on the new budget, what the mayor said "
@@ -73,3 +73,14 @@ def test_labeler_leaves_leaked_script_out_whatever_its_score() -> None:
         labels = labeler.label([page])[0]
         assert not labels.main[leak]
         assert sum(labels.main) >= 6  # the report's paragraphs stay
+
+
+def test_markup_a_noscript_shows_as_text_is_not_main() -> None:
+    # a page saved from a browser's DOM: the noscript's content escaped, so it reads as markup
+    pixel = '&lt;div style="position:absolute;"&gt;&lt;img width=1 height=1 alt="" src="/b?P=1"&gt;&lt;/div&gt;'
+    parsed = "<div><p>Posted by a reader: the crawler view of a forum post, real text.</p></div>"
+    page = _page(_REPORT.format(i=1) + f"<noscript>{pixel}</noscript><noscript>{parsed}</noscript>")
+    flags = {b.text[:20]: is_noscript_markup(b) for b in page.blocks}
+    assert flags == {_REPORT.format(i=1)[3:23]: False, '<div style="position': True, "Posted by a reader: ": False}
+    labels = BlockModelLabeler(threshold=0.0).label([page])[0]
+    assert labels.main.tolist() == [not flag for flag in flags.values()]

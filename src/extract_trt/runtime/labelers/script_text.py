@@ -7,6 +7,13 @@ saw such blocks and may score them like any text of the article around them. A b
 it is long enough, dense in ``{};=()``, and shows several different marks of JavaScript or CSS source;
 code shown on purpose sits in (or holds) ``<pre>`` or ``<code>`` and is left alone, and prose that names a function
 or two (``document.getElementById()``) has too few marks and too little punctuation.
+
+Markup that a ``<noscript>`` shows as text is source too: pages saved from a browser's DOM (where scripting
+was on, so a ``noscript``'s content was text) come back with that content escaped, and the block reads
+``<div style="position:absolute;"><img width=1 …`` — tracking pixels and "JavaScript is off" notices, never
+content. A block in a ``noscript`` whose text starts with a tag and holds at least two is such markup (on the
+shared pages: 40 blocks, none of them in a ground truth; a ``noscript`` that the parser reads as elements, as
+forum software serves its posts to crawlers, has plain text and is left to the model).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import numpy as np
 
 from extract_trt.runtime.types import Block, PageBlocks
 
-__all__ = ["drop_script_text", "is_script_text"]
+__all__ = ["drop_script_text", "is_noscript_markup", "is_script_text"]
 
 MIN_CHARS = 30
 MIN_PUNCTUATION_SHARE = 0.05  # of the text's characters among {};=()
@@ -39,6 +46,8 @@ _MARK_KINDS = tuple(
     )
 )
 _CODE_TAGS = ("pre", "code")
+_MARKUP_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*[\s/>]")
+MIN_MARKUP_TAGS = 2
 
 
 def is_script_text(block: Block) -> bool:
@@ -60,10 +69,20 @@ def is_script_text(block: Block) -> bool:
     return False
 
 
+def is_noscript_markup(block: Block) -> bool:
+    """Whether ``block`` sits in a ``<noscript>`` and its text is HTML markup (it starts with a tag and holds at
+    least :data:`MIN_MARKUP_TAGS`)."""
+    if block.tag != "noscript" and ">noscript>" not in f"{block.tag_path}>":
+        return False
+    text = block.text.lstrip()
+    return text.startswith("<") and len(_MARKUP_TAG.findall(text, 0, 2000)) >= MIN_MARKUP_TAGS
+
+
 def drop_script_text(page: PageBlocks, main: np.ndarray) -> np.ndarray:
-    """``main`` with every main block that :func:`is_script_text` made other."""
+    """``main`` with every main block that :func:`is_script_text` or :func:`is_noscript_markup` made other."""
     kept = main.copy()
     for i in np.flatnonzero(main):
-        if is_script_text(page.blocks[i]):
+        block = page.blocks[i]
+        if is_script_text(block) or is_noscript_markup(block):
             kept[i] = False
     return kept
