@@ -278,9 +278,11 @@ class BlockModelLabeler:
             if threshold > self.threshold:
                 main = keep_section_headings(page, prob, main, self.threshold)
             main = drop_script_text(page, main)
-            main = join_code_lines(page, main)
             main = join_paragraph_pieces(page, main)
             if not self.keep_repeats:
                 main = drop_repeats(page, main)
+            # last: a code block split at <br> is one paragraph and took its majority above; lines wrapped in
+            # elements of their own are not pieces, and a repeated line is no reason to cut one out of a snippet
+            main = join_code_lines(page, main)
             out.append(Labels(main=main, labeler=self.name, probability=prob, threshold=threshold))
         return out

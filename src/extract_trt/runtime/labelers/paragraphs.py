@@ -15,7 +15,8 @@ scores ``return (`` or ``</div>`` without the code around it, keeping the first 
 dropping the rest. The lines of one code block (blocks under the same outermost ``pre`` or ``code``
 element, whatever lies between) are all kept when any of them is: a reader never wants half a snippet, and
 a snippet the model keeps a line of sits in the content (code in boilerplate is rare, and then every line of
-it scores low).
+it scores low). The labeler runs this after the paragraph rule, so a ``pre`` split at ``<br>`` (one paragraph,
+no element between its lines) keeps the majority vote of its words.
 """
 
 from __future__ import annotations
