@@ -81,28 +81,34 @@ def join_paragraph_pieces(page: PageBlocks, main: np.ndarray) -> np.ndarray:
     return joined
 
 
-def _code_block_of(node: Node | None) -> Node | None:
-    """The outermost ``pre``/``code`` element at or above ``node`` (None outside code)."""
-    outermost = None
-    while node is not None:
-        if node.tag in CODE_TAGS:
-            outermost = node
-        node = node.parent
-    return outermost
-
-
 def code_block_lines(page: PageBlocks) -> list[list[int]]:
     """The block indices of each code block that the scheme split into two or more blocks, in page order."""
     groups: dict[int, list[int]] = {}
     nodes = page.page_map.id_nodes
+    outermost: dict[int, Node | None] = {}  # per element: the outermost pre/code at or above it
     for i, block in enumerate(page.blocks):
         # a substring test first (a false hit only costs the walk): most blocks of most pages are not code
         if ">pre" not in block.tag_path and ">code" not in block.tag_path:
             continue
-        code = _code_block_of(nodes.get(block.item_id))
+        code = _outermost_code(nodes.get(block.item_id), outermost)
         if code is not None:
             groups.setdefault(id(code), []).append(i)
     return [members for members in groups.values() if len(members) > 1]
+
+
+def _outermost_code(node: Node | None, outermost: dict[int, Node | None]) -> Node | None:
+    """The outermost ``pre``/``code`` element at or above ``node``; ``outermost`` remembers every element
+    walked, so the lines of one deep code block cost one walk up between them, not one each."""
+    path = []
+    while node is not None and id(node) not in outermost:
+        path.append(node)
+        node = node.parent
+    found = outermost[id(node)] if node is not None else None
+    for element in reversed(path):  # from the top down: the first code element met is the outermost
+        if found is None and element.tag in CODE_TAGS:
+            found = element
+        outermost[id(element)] = found
+    return found
 
 
 def join_code_lines(page: PageBlocks, main: np.ndarray) -> np.ndarray:
