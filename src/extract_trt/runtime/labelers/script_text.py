@@ -22,6 +22,7 @@ import re
 
 import numpy as np
 
+from extract_trt.runtime.labelers.paragraphs import CODE_TAGS
 from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["drop_script_text", "is_noscript_markup", "is_script_text"]
@@ -45,7 +46,6 @@ _MARK_KINDS = tuple(
         r":\s*(?:#[0-9a-fA-F]{3,6}|-?\d+(?:\.\d+)?(?:px|em|rem|%|vh|vw))(?![\w-])",  # a CSS colour or length
     )
 )
-_CODE_TAGS = ("pre", "code")
 _MARKUP_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*[\s/>]")
 MIN_MARKUP_TAGS = 2
 
@@ -54,11 +54,11 @@ def is_script_text(block: Block) -> bool:
     """Whether ``block`` reads as JavaScript or CSS source shown as text, with no ``<pre>``/``<code>`` around
     or inside it."""
     text = block.text
-    if len(text) < MIN_CHARS or block.tag in _CODE_TAGS:
+    if len(text) < MIN_CHARS or block.tag in CODE_TAGS:
         return False
     if sum(text.count(c) for c in _PUNCTUATION) < MIN_PUNCTUATION_SHARE * len(text):
         return False
-    if any(f">{tag}>" in f">{block.tag_path}>" or f"<{tag}" in block.html for tag in _CODE_TAGS):
+    if any(f">{tag}>" in f">{block.tag_path}>" or f"<{tag}" in block.html for tag in CODE_TAGS):
         return False
     kinds = 0
     for mark in _MARK_KINDS:
