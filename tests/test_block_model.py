@@ -22,6 +22,7 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     BlockModelLabeler,
     ModelLoadError,
     drop_repeats,
+    drop_trailing_headings,
     keep_section_headings,
     page_threshold,
 )
@@ -455,3 +456,27 @@ def test_headings_of_kept_sections_stay_under_a_page_cut(monkeypatch):
     monkeypatch.setattr(labeler, "probabilities", lambda _page: p)
     (labels,) = labeler.label([page])
     assert labels.threshold > 0.5 and labels.main.tolist() == expected
+
+
+def test_headings_after_the_last_kept_paragraph_go(monkeypatch):
+    """A heading after the page's last kept paragraph heads a section the cut left out ("Related articles"):
+    it goes when the kept text before it is long enough; a page of headlines with little text keeps them."""
+    story = "".join(f"<p>Part {i}: the council voted on the budget on Tuesday, after a debate.</p>" for i in range(4))
+    page = simplify(
+        f"<html><body><h1>Council passes budget</h1>{story}<h2>Related articles</h2>"
+        "<ul><li><a href='/a'>Bus routes cut</a></li><li><a href='/b'>Mayor re-elected</a></li></ul>"
+        "<h3>Newsletter</h3></body></html>"
+    )
+    tags = [b.tag for b in page.blocks]
+    assert tags == ["h1", "p", "p", "p", "p", "h2", "ul", "h3"], tags
+    model_kept = np.array([True, True, True, True, True, True, False, True])
+    assert drop_trailing_headings(page, model_kept).tolist() == [True] * 5 + [False] * 3
+    labeler = BlockModelLabeler()
+    monkeypatch.setattr(labeler, "probabilities", lambda _page: np.where(model_kept, 0.9, 0.05).astype(np.float32))
+    assert labeler.label([page])[0].main.tolist() == [True] * 5 + [False] * 3
+    landing = simplify(
+        "<html><body><h1>Ship APIs faster</h1><p>The platform for teams.</p><h2>Built for the world's APIs</h2>"
+        "<h2>Start free today</h2></body></html>"
+    )
+    kept = np.ones(len(landing.blocks), dtype=bool)
+    assert drop_trailing_headings(landing, kept).all()  # 23 characters of text: headlines are the content

@@ -40,8 +40,8 @@ from extract_trt.runtime.labelers.script_text import drop_script_text
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
 
 __all__ = [
-    "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "keep_section_headings",
-    "onnx_inputs", "page_threshold",
+    "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "drop_trailing_headings",
+    "keep_section_headings", "onnx_inputs", "page_threshold",
 ]  # fmt: skip
 
 # bump when runtime/labelers/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
@@ -126,6 +126,10 @@ def page_threshold(probability: np.ndarray, weights: np.ndarray, low: float, hig
 # A heading's section starts at the next block of at least this many characters (Readability's shortest
 # paragraph): the toolbars, dates and "Share" buttons between a title and its text are not the section.
 SECTION_TEXT_CHARS = 25
+# Headings after a page's last kept paragraph go when the kept text before them is at least this long (about
+# 40 English words). Chosen on the tune pages: with no floor, landing pages whose content is headlines over
+# cards lost them; a floor of 80 words left more news pages' trailing headings in.
+TRAILING_MIN_CHARS = 240
 
 
 def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.ndarray, threshold: float) -> np.ndarray:
@@ -142,6 +146,23 @@ def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.nd
             kept[i] = True
         if len(blocks[i].text.strip()) >= SECTION_TEXT_CHARS:
             following_main = bool(kept[i])
+    return kept
+
+
+def drop_trailing_headings(page: PageBlocks, main: np.ndarray) -> np.ndarray:
+    """``main`` without the headings after its last main block of text (not a heading), when the main text
+    holds at least :data:`TRAILING_MIN_CHARS` characters: such a heading has nothing kept under it, so it
+    heads a section the page's cut left out ("Related articles", "Latest headlines", "Comments", a
+    newsletter box), and a reader never wants a document that ends in a title. A page with less main text
+    than that (a landing page of headlines over cards, a product tile) keeps its headings."""
+    blocks = page.blocks
+    text_blocks = [i for i in np.flatnonzero(main) if blocks[i].tag not in HEADING_TAGS and blocks[i].text.strip()]
+    if not text_blocks or sum(len(blocks[i].text) for i in text_blocks) < TRAILING_MIN_CHARS:
+        return main
+    kept = main.copy()
+    for i in range(text_blocks[-1] + 1, len(blocks)):
+        if blocks[i].tag in HEADING_TAGS:
+            kept[i] = False
     return kept
 
 
@@ -284,5 +305,6 @@ class BlockModelLabeler:
             # last: a code block split at <br> is one paragraph and took its majority above; lines wrapped in
             # elements of their own are not pieces, and a repeated line is no reason to cut one out of a snippet
             main = join_code_lines(page, main)
+            main = drop_trailing_headings(page, main)
             out.append(Labels(main=main, labeler=self.name, probability=prob, threshold=threshold))
         return out
