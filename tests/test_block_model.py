@@ -480,3 +480,14 @@ def test_headings_after_the_last_kept_paragraph_go(monkeypatch):
     )
     kept = np.ones(len(landing.blocks), dtype=bool)
     assert drop_trailing_headings(landing, kept).all()  # 23 characters of text: headlines are the content
+
+
+def test_a_label_left_dangling_at_the_end_goes():
+    story = "".join(f"<p>Part {i}: the council voted on the budget on Tuesday, after a debate.</p>" for i in range(4))
+    tail = "<p>Read more:</p><h3>More news</h3><p>Note: fares rise in May.</p>"
+    page = simplify(f"<html><body>{story}{tail}</body></html>")
+    main = np.ones(len(page.blocks), dtype=bool)
+    main[-1] = False  # the model left the last note out: "Read more:" and the heading introduce nothing kept
+    assert drop_trailing_headings(page, main).tolist() == [True] * 4 + [False] * 3
+    main[-1] = True  # kept: the label and heading lead into it and stay
+    assert drop_trailing_headings(page, main).all()

@@ -130,6 +130,7 @@ SECTION_TEXT_CHARS = 25
 # 40 English words). Chosen on the tune pages: with no floor, landing pages whose content is headlines over
 # cards lost them; a floor of 80 words left more news pages' trailing headings in.
 TRAILING_MIN_CHARS = 240
+MAX_LABEL_CHARS = 100  # a block that ends in a colon and is shorter introduces what follows it ("Tags:")
 
 
 def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.ndarray, threshold: float) -> np.ndarray:
@@ -150,20 +151,28 @@ def keep_section_headings(page: PageBlocks, probability: np.ndarray, main: np.nd
 
 
 def drop_trailing_headings(page: PageBlocks, main: np.ndarray) -> np.ndarray:
-    """``main`` without the headings after its last main block of text (not a heading), when the main text
-    holds at least :data:`TRAILING_MIN_CHARS` characters: such a heading has nothing kept under it, so it
-    heads a section the page's cut left out ("Related articles", "Latest headlines", "Comments", a
-    newsletter box), and a reader never wants a document that ends in a title. A page with less main text
-    than that (a landing page of headlines over cards, a product tile) keeps its headings."""
+    """``main`` without the headings after its last main block of text, nor the short labels ending in a
+    colon just before them ("Read more:", "Tags:"), when the main text holds at least
+    :data:`TRAILING_MIN_CHARS` characters: nothing under such a heading or label was kept, so it introduces a
+    section the page's cut left out ("Related articles", "Latest headlines", "Comments", a newsletter box),
+    and a reader never wants a document that ends in a title. A page with less main text than that (a
+    landing page of headlines over cards, a product tile) keeps them."""
     blocks = page.blocks
     text_blocks = [i for i in np.flatnonzero(main) if blocks[i].tag not in HEADING_TAGS and blocks[i].text.strip()]
     if not text_blocks or sum(len(blocks[i].text) for i in text_blocks) < TRAILING_MIN_CHARS:
         return main
     kept = main.copy()
+    while len(text_blocks) > 1 and _is_label(blocks[text_blocks[-1]].text):
+        kept[text_blocks.pop()] = False
     for i in range(text_blocks[-1] + 1, len(blocks)):
         if blocks[i].tag in HEADING_TAGS:
             kept[i] = False
     return kept
+
+
+def _is_label(text: str) -> bool:
+    text = text.strip()
+    return text.endswith(":") and len(text) < MAX_LABEL_CHARS
 
 
 def _profile(name: str) -> SimplifyProfile:
