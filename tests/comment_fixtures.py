@@ -1,7 +1,8 @@
 """Small pages with and without reader-comment sections, written for the comment tests (CC0: written for
 this project). Each mirrors a common real layout: a WordPress article with its comment list and reply
 form, a forum thread whose posts carry schema.org ``Comment`` markup, a product page whose customer
-reviews reuse WordPress's comment markup (WooCommerce), and an article whose teaser shows a comment count.
+reviews reuse WordPress's comment markup (WooCommerce), a product page that declares itself one in JSON-LD
+with its reviews side by side, and an article whose teaser shows a comment count.
 """
 
 from __future__ import annotations
@@ -77,6 +78,21 @@ PRODUCT_WITH_REVIEWS = f"""<!DOCTYPE html><html><head><title>Cast iron Dutch ove
 <ol class="commentlist"><li class="review" id="li-comment-5"><div class="comment-text">
 <p>Heavy, even heat, and the lid fits tightly. My bread has never had a better crust than with this pot.</p>
 </div></li></ol></div></div></div>
+</body></html>"""
+
+_REVIEW = """<div class="review"><div class="review-author">{author}</div><div class="review-rating">5 out of 5</div>
+<p class="review-body">{text}</p></div>"""
+DECLARED_PRODUCT_WITH_REVIEWS = f"""<!DOCTYPE html><html><head><title>Cast iron Dutch oven, 5 quart</title>
+<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "Product",
+"name": "Cast iron Dutch oven, 5 quart", "aggregateRating": {{"@type": "AggregateRating", "ratingValue": "4.9"}}}}</script>
+</head><body>
+<main><h1>Cast iron Dutch oven, 5 quart</h1><div class="description">{_ARTICLE_BODY}</div>
+<section id="reviews" class="product-reviews"><h2>Customer reviews</h2>
+{_REVIEW.format(author="Dana", text="Heavy, even heat, and the lid fits tightly. My bread has never had a better crust.")}
+{_REVIEW.format(author="Lee", text="It arrived well packed and pre-seasoned, and it went straight from the stove to the oven.")}
+{_REVIEW.format(author="Sam", text="A little heavy for my wrists, but the stew I made in it was the best in years.")}
+</section></main>
+<footer><p>Shipping | Returns | Contact</p></footer>
 </body></html>"""
 
 TEASER_WITH_COMMENT_COUNT = f"""<!DOCTYPE html><html><head><title>Bread basics</title></head><body>

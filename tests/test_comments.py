@@ -15,6 +15,7 @@ from comment_fixtures import (
     ARTICLE_SENTENCE,
     ARTICLE_WITH_COMMENTS,
     COMMENT_SENTENCE,
+    DECLARED_PRODUCT_WITH_REVIEWS,
     FORM_SENTENCE,
     FORUM_REPLY_SENTENCE,
     FORUM_THREAD,
@@ -29,7 +30,7 @@ from extract_trt.cli import app
 from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.job import JobConfig, run_job
-from extract_trt.runtime.html.comments import is_comment_container
+from extract_trt.runtime.html.comments import declares_product, is_comment_container
 
 SAMPLE = Path(__file__).parent / "data" / "comment_sample.json"
 DATA = io_fixtures.DATA
@@ -112,11 +113,45 @@ def test_forum_thread_keeps_its_posts(with_comments: Extractor) -> None:
     assert FORUM_REPLY_SENTENCE in result.text
 
 
-def test_reviews_and_comment_counts_are_not_comments(with_comments: Extractor) -> None:
-    product = with_comments.extract(PRODUCT_WITH_REVIEWS)
+def test_reviews_off_a_product_page_and_comment_counts_are_not_comments(with_comments: Extractor) -> None:
+    product = with_comments.extract(PRODUCT_WITH_REVIEWS)  # declares no product: its reviews stay
     assert "comment" not in product.labels and REVIEW_SENTENCE not in product.comments.text
     teaser = with_comments.extract(TEASER_WITH_COMMENT_COUNT)
     assert "comment" not in teaser.labels and ARTICLE_SENTENCE in teaser.text
+
+
+def test_the_customer_reviews_of_a_product_page_are_comments(with_comments: Extractor) -> None:
+    result = with_comments.extract(DECLARED_PRODUCT_WITH_REVIEWS)
+    assert ARTICLE_SENTENCE in result.text  # the description is the page's content
+    assert REVIEW_SENTENCE not in result.text and "best in years" not in result.text
+    assert REVIEW_SENTENCE in result.comments.text and "best in years" in result.comments.text  # all three
+    assert REVIEW_SENTENCE not in Extractor().extract(DECLARED_PRODUCT_WITH_REVIEWS).text  # the default
+    # WooCommerce's reviews tab on a page whose Open Graph type says product
+    woo = with_comments.extract(PRODUCT_WITH_REVIEWS.replace("<head>", '<head><meta property="og:type" content="product">'))
+    assert REVIEW_SENTENCE in woo.comments.text and REVIEW_SENTENCE not in woo.text
+    # a buying guide that marks up the products it reviews is an article: no section is taken out of it
+    guide = with_comments.extract(
+        DECLARED_PRODUCT_WITH_REVIEWS.replace("<head>", '<head><meta content="article" property="og:type">')
+    )
+    assert "comment" not in guide.labels and guide.comments.text == ""
+
+
+@pytest.mark.parametrize(
+    ("source", "product"),
+    [
+        ('<meta property="og:type" content="product">', True),
+        ('<meta name="og:type" content="product.item" />', True),
+        ('<script type="application/ld+json">{"@type": ["Thing", "Product"], "name": "x"}</script>', True),
+        ('<script type="application/ld+json">{"@type":"ProductGroup"}</script>', True),
+        ('<div itemscope itemtype="https://schema.org/Product">', True),
+        ('<meta property="og:type" content="article"><script>{"@type": "Product"}</script>', False),
+        ('<div itemtype="https://schema.org/ProductModel">', False),
+        ("<p>Our \"Product\" of the year: schema.org/Products we like</p>", False),
+        ('<meta property="og:type" content="website">', False),
+    ],
+)
+def test_a_page_declares_a_product(source: str, product: bool) -> None:
+    assert declares_product(f"<html><head>{source}</head><body><p>text</p></body></html>") is product
 
 
 def _german_article(article_classes: str) -> str:

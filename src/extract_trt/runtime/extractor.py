@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 
 from extract_trt.runtime.html import convert
-from extract_trt.runtime.html.comments import comment_mask
+from extract_trt.runtime.html.comments import comment_mask, declares_product
 from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.html.dom import release
 from extract_trt.errors import (
@@ -92,6 +92,7 @@ class PreparedPage:
     result: Result
     blocks: PageBlocks | None = None
     input_chars: int = 0  # the decoded page's length, for the output size limit
+    product: bool = False  # the page declares a product: its customer reviews are comments
 
     def release(self) -> None:
         """Free the page's tree now rather than at the garbage collector's next full pass
@@ -259,6 +260,7 @@ class Extractor:
         t1 = time.perf_counter()
         result.timings["decode"] = t1 - t0
         page.input_chars = len(html)
+        page.product = declares_product(html)
         problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)
         if problem is not None:
             raise problem
@@ -367,7 +369,7 @@ class Extractor:
         try:
             t0 = time.perf_counter()
             main_mask = np.asarray(labels.main, dtype=bool)
-            in_comments, comment_text = comment_mask(page.blocks, main_mask)
+            in_comments, comment_text = comment_mask(page.blocks, main_mask, reviews=page.product)
             main_mask = main_mask & ~in_comments
             main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html

@@ -40,9 +40,10 @@ conventions (`extract_trt/runtime/html/comments.py`), not learned. Blocks inside
 `Extractor(comments=True)` / `--comments` returns their text separately (`Result.comments`). A forum thread or
 Q&A page keeps its posts as main content: a page marked up as schema.org `DiscussionForumPosting`, `QAPage`,
 `Question` or `Answer`, posts side by side as separate comment items, or a section without the page's own
-content before it or with more of it after. Customer reviews under a product are not comments (a `reviews`
-container closes no section). The training data follow the same convention: WCXB's ground truth leaves the
-comments under articles out and keeps the posts of forum threads. No comment label is trained on; the
+content before it or with more of it after. The customer reviews of a page that declares a product (schema.org
+`Product`, `og:type` `product`) are comments too; elsewhere a `reviews` container closes any section in it. The
+training data follow the same convention: WCXB's ground truth leaves the comments under articles and the
+customer reviews of product pages out and keeps the posts of forum threads. No comment label is trained on; the
 hand-checked sample (`tests/data/comment_sample.json`: page ids and verdicts only) is drawn from the data sets
 above, under their licences.
 

@@ -16,9 +16,13 @@ items side by side, the page has its own content before the section and not much
 page's content is, the markup decides what the comment section is.
 
 Convention (the model card states it): comments are the readers' replies under an article or a blog
-post, including WordPress/Disqus/Facebook threads and the reply form around them. Customer reviews under
-a product are *not* comments: they describe the product, which is the page's subject, and their markup
-(a ``reviews`` container around them) closes no section.
+post, including WordPress/Disqus/Facebook threads and the reply form around them, and the customer reviews
+on a product page. A page is a product page when it declares itself one (:func:`declares_product`: a
+schema.org ``Product`` in JSON-LD or microdata, or ``og:type`` ``product``, and not ``og:type``
+``article``); there a ``reviews`` or ``testimonials`` container is a section like a comment list, each
+review side by side with the next. Elsewhere a reviews container closes any section inside it: editorial
+reviews ("The best dishwashers of 2025"), course and service testimonials, and WooCommerce's reviews tab,
+which reuses WordPress's comment markup, stay with the page.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import numpy as np
 from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import Block, PageBlocks
 
-__all__ = ["CommentSections", "comment_mask", "is_comment_container"]
+__all__ = ["CommentSections", "comment_mask", "declares_product", "is_comment_container"]
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
 # Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
@@ -54,9 +58,21 @@ _NOT_CONTAINER = re.compile(
     r"count|link|number|num$|icon|btn|button|toggle|bubble|closed|^no[-_]|nocomment|meta$|popup|^(?:tag|category)[-_]"
 )
 _SCHEMA_TYPES = ("schema.org/Comment", "schema.org/UserComments")
-# Customer reviews and testimonials: WooCommerce and others reuse WordPress's comment markup (#comments,
-# .commentlist) inside their reviews tab; nothing inside a reviews container opens a section.
+# Customer reviews and testimonials ("reviews", "product-review__body", "review_box", "yotpo-reviews"): a
+# section on a product page; elsewhere nothing inside one opens a section (WooCommerce and others reuse
+# WordPress's comment markup, #comments and .commentlist, inside their reviews tab).
 _REVIEWS = re.compile(r"(?:^|[-_])(?:reviews?|testimonials?)(?:[-_]|$)")
+# A page declares a product: schema.org Product (or ProductGroup) as a JSON-LD "@type" or a microdata
+# itemtype, or an Open Graph type "product" ("product.item", "og:product"). Found in the source: the tree
+# does not keep script text, and the checks are substring searches of a page already in memory.
+_LD_PRODUCT = re.compile(r'"@type"\s{0,64}:\s{0,64}(?:\[[^\]]{0,256}?)?"(?:https?://schema\.org/)?Product(?:Group)?"')
+_MICRODATA_PRODUCT = re.compile(r'schema\.org/Product(?:Group)?["\'\s]')
+_OG_TYPE = re.compile(
+    r"""<meta\b[^>]*?(?:property|name)\s*=\s*["']og:type["'][^>]*?content\s*=\s*["']\s*([\w:.]*)"""
+    r"""|<meta\b[^>]*?content\s*=\s*["']\s*([\w:.]*)["'][^>]*?(?:property|name)\s*=\s*["']og:type["']""",
+    re.IGNORECASE,
+)
+_META_SPAN = 1024  # characters either side of "og:type" that its meta tag may span
 _TAXONOMY = re.compile(r"^(?:tag|category)[-_]")  # a post's tags and categories, written as classes
 # A token the section's reply form carries: its blocks leave the main content but are not comment text.
 _FORM = re.compile(r"^(?:(?:comment[-_])?respond|comment[-_]?form(?:[-_](?:wrap|wrapper|container))?|reply[-_]?form)$")
@@ -122,6 +138,22 @@ def _is_container(attrs: dict[str, str], names: str) -> bool:
     return any(_CONTAINER.match(t) and not _NOT_CONTAINER.search(t) for t in names.split())
 
 
+def declares_product(html: str) -> bool:
+    """Whether a page's source declares it a product page (see the module docstring); an ``og:type`` of
+    ``article`` wins over a ``Product`` in its structured data (a buying guide marks up what it reviews)."""
+    at = html.find("og:type")
+    if at >= 0:
+        match = _OG_TYPE.search(html, max(0, at - _META_SPAN), at + _META_SPAN)
+        kind = (match.group(1) or match.group(2) or "").lower() if match else ""
+        if kind.startswith("article"):
+            return False
+        if "product" in kind:
+            return True
+    if '"Product' in html and _LD_PRODUCT.search(html):
+        return True
+    return "schema.org/Product" in html and _MICRODATA_PRODUCT.search(html) is not None
+
+
 def _is_post(names: str) -> bool:
     # WordPress's post classes ("hentry", "status-publish") list the post's taxonomy terms, a custom
     # taxonomy's without a "tag-"/"category-" prefix ("internet-estallido-comentarios"): the post, no section
@@ -142,9 +174,12 @@ def _is_form(names: str) -> bool:
 class CommentSections:
     """The comment containers above each block, outermost first, and whether the block lies in a reply
     form or in a thread (memoised per element, so a page is one walk up from each block to the nearest
-    element already seen)."""
+    element already seen). With ``reviews`` (a product page), a reviews container is a comment container
+    too, and :attr:`reviews` collects the ones met."""
 
-    def __init__(self) -> None:
+    def __init__(self, reviews: bool = False) -> None:
+        self.with_reviews = reviews
+        self.reviews: set[Node] = set()
         # element → (containers at or above it, outermost first; in a reply form; in a thread; in reviews)
         self._memo: dict[Node, tuple[tuple[Node, ...], bool, bool, bool]] = {}
 
@@ -166,7 +201,11 @@ class CommentSections:
             if attrs:
                 names = _names(attrs) if "class" in attrs or "id" in attrs else ""
                 if el.tag != "body" and _is_reviews(names):  # body classes name every plugin a site runs
-                    in_reviews = True
+                    if not self.with_reviews:
+                        in_reviews = True
+                    elif not chain:
+                        chain = (el,)
+                        self.reviews.add(el)
                 elif not in_reviews and _is_container(attrs, names):
                     chain = (*chain, el)
                 if chain and not in_form:
@@ -191,16 +230,18 @@ def _posts_in_a_row(tops: set[Node]) -> bool:
     return max(parents.values()) >= MAX_SIBLING_SECTIONS
 
 
-def _hinted(block: Block) -> bool:
+def _hinted(block: Block, reviews: bool) -> bool:
     """Whether the block's class or id, or those of its nearest named ancestors (``Block.ancestor_names``,
-    eight of them), hint at comments. Only such blocks are looked up in the tree: most blocks of most pages
-    are not, and a search over a few names is much cheaper than the walk."""
-    return _hints_comments(f"{block.classes} {block.element_id} {block.ancestor_names}".lower())
+    eight of them), hint at comments (or, with ``reviews``, at reviews). Only such blocks are looked up in
+    the tree: most blocks of most pages are not, and a search over a few names is much cheaper than the walk."""
+    names = f"{block.classes} {block.element_id} {block.ancestor_names}".lower()
+    return _hints_comments(names) or (reviews and _hints_reviews(names))
 
 
-def comment_mask(page: PageBlocks, main: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(in_section, comment_text)``: per block, whether it lies in an accepted comment section, and
-    whether it is comment text (in a section, outside its reply form, not just links).
+    whether it is comment text (in a section, outside its reply form, not just links). ``reviews``: the
+    page is a product page (:func:`declares_product`), whose customer reviews are comments.
 
     ``main`` (the labeler's decisions) tells where the page's own content is: a section is accepted when
     the page does not declare itself a thread (schema.org ``DiscussionForumPosting``, ``QAPage``,
@@ -214,17 +255,18 @@ def comment_mask(page: PageBlocks, main: np.ndarray) -> tuple[np.ndarray, np.nda
     in_section = np.zeros(n, dtype=bool)
     text = np.zeros(n, dtype=bool)
     id_nodes = page.page_map.id_nodes
-    sections = CommentSections()
+    sections = CommentSections(reviews)
     chains: list[tuple[Node, ...]] = [()] * n
     forms = np.zeros(n, dtype=bool)
     thread = found = False
     for i, block in enumerate(page.blocks):
-        node = id_nodes.get(block.item_id) if _hinted(block) else None
+        node = id_nodes.get(block.item_id) if _hinted(block, reviews) else None
         if node is not None:
             chains[i], forms[i], in_thread = sections.of(node)
             thread = thread or in_thread
             found = found or bool(chains[i])
-    if not found or thread or _posts_in_a_row({chain[0] for chain in chains if chain}):
+    # reviews side by side are a product's reviews, not a thread's posts
+    if not found or thread or _posts_in_a_row({chain[0] for chain in chains if chain} - sections.reviews):
         return in_section, text
     words = np.array([len(b.text.split()) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
     before = np.cumsum(words)  # main words outside sections up to and including block i
