@@ -168,8 +168,9 @@ def extract(
         bool,
         typer.Option(
             "--comments/--no-comments",
-            help="Also extract reader comments (blog/article comment sections): a 'comments' field in JSONL "
-            "records, after the main content in single-page and per-file output. Either way they are not main content.",
+            help="Also extract reader comments (blog/article comment sections; a product page's customer reviews): "
+            "a 'comments' field in JSONL records, after the main content in single-page and per-file output. Either "
+            "way they are not main content.",
         ),
     ] = False,
     links: Annotated[bool, typer.Option("--links/--no-links", help="Keep hyperlinks in Markdown output.")] = True,

@@ -113,8 +113,8 @@ class Extractor:
             of them (default: all three). What is not asked for is not written and stays ``""`` — the main
             HTML included (its serialisation is 0.4 ms of a 10 ms page) — which saves time on large runs.
         comments: also extract the page's reader comments into ``Result.comments`` (same formats). Either
-            way, blocks in a reader-comment section (:mod:`extract_trt.runtime.html.comments`) are labelled
-            ``comment`` and left out of the main content.
+            way, blocks in a reader-comment section (:mod:`extract_trt.runtime.html.comments`; on a page that
+            declares a product, its customer reviews) are labelled ``comment`` and left out of the main content.
         links / images: keep links and images in the Markdown output.
         cutoff_length: per-block text cap of the simplifier (default: the labeler's simplifier profile —
             500 for MinerU-HTML v1.1 / Pulpie, 200 for a Dripper v1.0 decoder).
