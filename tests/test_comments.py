@@ -129,6 +129,12 @@ def test_the_customer_reviews_of_a_product_page_are_comments(with_comments: Extr
     # WooCommerce's reviews tab on a page whose Open Graph type says product
     woo = with_comments.extract(PRODUCT_WITH_REVIEWS.replace("<head>", '<head><meta property="og:type" content="product">'))
     assert REVIEW_SENTENCE in woo.comments.text and REVIEW_SENTENCE not in woo.text
+    # a review app's camelCase names (Okendo's "okeReviews-…") name a reviews container too
+    okendo = with_comments.extract(
+        DECLARED_PRODUCT_WITH_REVIEWS.replace('id="reviews" class="product-reviews"', 'class="okeReviews"')
+        .replace('class="review', 'class="okeReviewsItem')
+    )
+    assert REVIEW_SENTENCE in okendo.comments.text and REVIEW_SENTENCE not in okendo.text
     # a buying guide that marks up the products it reviews is an article: no section is taken out of it
     guide = with_comments.extract(
         DECLARED_PRODUCT_WITH_REVIEWS.replace("<head>", '<head><meta content="article" property="og:type">')

@@ -109,15 +109,16 @@ def _hints_reviews(names: str) -> bool:
     return "review" in names or "testimonial" in names
 
 
-# A camelCase name is split around "Comments" only ("allCommentsArea", "CommentsItem"): a singular
-# "authorComment" or "editorComment" is as often an author's box or an editor's note.
-_CAMEL = re.compile(r"(?<=[a-z])(?=Comments)|(?<=Comments)(?=[A-Z])")
+# A camelCase name is split around "Comments" and "Reviews" only ("allCommentsArea", "CommentsItem", Okendo's
+# "okeReviews-…"): a singular "authorComment" or "editorComment" is as often an author's box or an editor's note.
+_CAMEL = re.compile(r"(?<=[a-z])(?=Comments|Reviews)|(?<=Comments)(?=[A-Z])|(?<=Reviews)(?=[A-Z])")
 
 
 def _names(attrs: dict[str, str]) -> str:
-    """The element's class and id values, lower case, with a ``-`` at each camelCase boundary of "Comments"."""
+    """The element's class and id values, lower case, with a ``-`` at each camelCase boundary of "Comments"
+    and "Reviews"."""
     names = f"{attrs.get('class', '')} {attrs.get('id', '')}"
-    if "Comments" in names:  # the substring test first: most names have none, and the regex scans every place
+    if "Comments" in names or "Reviews" in names:  # the substring tests first: most names have neither
         names = _CAMEL.sub("-", names)
     return names.lower()
 
