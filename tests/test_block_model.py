@@ -21,6 +21,7 @@ from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     REPEAT_MIN_CHARS,
     BlockModelLabeler,
     ModelLoadError,
+    code_page_cut,
     drop_repeats,
     drop_trailing_headings,
     keep_section_headings,
@@ -480,6 +481,35 @@ def test_headings_after_the_last_kept_paragraph_go(monkeypatch):
     )
     kept = np.ones(len(landing.blocks), dtype=bool)
     assert drop_trailing_headings(landing, kept).all()  # 23 characters of text: headlines are the content
+
+
+def test_a_page_with_code_is_cut_lower(monkeypatch):
+    """On a page with two or more ``pre`` blocks the page's own cut is halved (not below the recall threshold):
+    the model scores technical content lower, and the prose between the snippets sat under the cut."""
+    guide = (
+        "<h1>Reading cookies</h1><p>To read a cookie, look it up on the request object by its name.</p>"
+        "<pre>value = request.cookies.get('session')</pre><p>To set one, attach it to the response you return.</p>"
+        "<pre>response.set_cookie('session', value)</pre><footer><p>Privacy policy and terms of use</p></footer>"
+    )
+    page = simplify(f"<html><body>{guide}</body></html>")
+    tags = [b.tag for b in page.blocks]
+    assert tags.count("pre") == 2, tags
+    assert len(tags) == 6, tags
+    p = np.array([0.9, 0.95, 0.35, 0.5, 0.33, 0.02], dtype=np.float32)
+    labeler = BlockModelLabeler()
+    low, _high = labeler.page_range
+    lengths = np.array([len(b.text) for b in page.blocks], dtype=np.float64)
+    own = page_threshold(p, 1.0 + lengths, *labeler.page_range)
+    assert code_page_cut(page, own, low) == max(low, own * 0.5) < own
+    assert (p >= own).tolist() == [True, True, False, False, False, False]  # the page's own cut: the intro only
+    monkeypatch.setattr(labeler, "probabilities", lambda _page: p)
+    (labels,) = labeler.label([page])
+    assert labels.threshold == max(low, own * 0.5)
+    assert labels.main.tolist() == [True] * 5 + [False]  # the snippets and the prose between them; not the footer
+    one_snippet = guide.replace("<pre>response", "<p>response").replace(")</pre>", ")</p>")
+    one = simplify(f"<html><body>{one_snippet}</body></html>")
+    assert [b.tag for b in one.blocks].count("pre") == 1
+    assert code_page_cut(one, own, low) == own  # one snippet: an article like any other
 
 
 def test_a_label_left_dangling_at_the_end_goes():
