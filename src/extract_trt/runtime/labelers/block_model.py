@@ -145,7 +145,7 @@ def code_page_cut(page: PageBlocks, threshold: float, low: float) -> float:
     between its groups, falls inside the content: snippets and the sentences around them go, the navigation
     stays out either way. Chosen on the tune pages (train-only models, seeds 13 / 7): documentation +0.014 /
     +0.021 word F1, forum pages +0.001 / +0.004, articles ±0.0003, trafilatura-eval and readability-pages
-    unchanged (news pages rarely hold two ``pre`` blocks); one ``pre`` block, three or more, and a share of 0.35
+    unchanged (news pages rarely hold two ``pre`` blocks); one ``pre`` block or four, and a share of 0.35
     or 0.65 did about as well."""
     pre_blocks = 0
     for block in page.blocks:
