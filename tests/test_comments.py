@@ -127,7 +127,8 @@ def test_the_customer_reviews_of_a_product_page_are_comments(with_comments: Extr
     assert REVIEW_SENTENCE in result.comments.text and "best in years" in result.comments.text  # all three
     assert REVIEW_SENTENCE not in Extractor().extract(DECLARED_PRODUCT_WITH_REVIEWS).text  # the default
     # WooCommerce's reviews tab on a page whose Open Graph type says product
-    woo = with_comments.extract(PRODUCT_WITH_REVIEWS.replace("<head>", '<head><meta property="og:type" content="product">'))
+    og_product = '<head><meta property="og:type" content="product">'
+    woo = with_comments.extract(PRODUCT_WITH_REVIEWS.replace("<head>", og_product))
     assert REVIEW_SENTENCE in woo.comments.text and REVIEW_SENTENCE not in woo.text
     # a review app's camelCase names (Okendo's "okeReviews-…") name a reviews container too
     okendo = with_comments.extract(

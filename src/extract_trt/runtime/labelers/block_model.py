@@ -40,8 +40,8 @@ from extract_trt.runtime.labelers.script_text import drop_script_text
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
 
 __all__ = [
-    "FAVORS", "BlockModelLabeler", "ModelLoadError", "default_model_dir", "drop_repeats", "drop_trailing_headings",
-    "code_page_cut", "keep_section_headings", "onnx_inputs", "page_threshold",
+    "FAVORS", "BlockModelLabeler", "ModelLoadError", "code_page_cut", "default_model_dir", "drop_repeats",
+    "drop_trailing_headings", "keep_section_headings", "onnx_inputs", "page_threshold",
 ]  # fmt: skip
 
 # bump when runtime/labelers/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
