@@ -30,7 +30,7 @@ from extract_trt.cli import app
 from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.job import JobConfig, run_job
-from extract_trt.runtime.html.comments import declares_product, is_comment_container
+from extract_trt.runtime.html.comments import is_comment_container
 
 SAMPLE = Path(__file__).parent / "data" / "comment_sample.json"
 DATA = io_fixtures.DATA
@@ -141,24 +141,6 @@ def test_the_customer_reviews_of_a_product_page_are_comments(with_comments: Extr
         DECLARED_PRODUCT_WITH_REVIEWS.replace("<head>", '<head><meta content="article" property="og:type">')
     )
     assert "comment" not in guide.labels and guide.comments.text == ""
-
-
-@pytest.mark.parametrize(
-    ("source", "product"),
-    [
-        ('<meta property="og:type" content="product">', True),
-        ('<meta name="og:type" content="product.item" />', True),
-        ('<script type="application/ld+json">{"@type": ["Thing", "Product"], "name": "x"}</script>', True),
-        ('<script type="application/ld+json">{"@type":"ProductGroup"}</script>', True),
-        ('<div itemscope itemtype="https://schema.org/Product">', True),
-        ('<meta property="og:type" content="article"><script>{"@type": "Product"}</script>', False),
-        ('<div itemtype="https://schema.org/ProductModel">', False),
-        ("<p>Our \"Product\" of the year: schema.org/Products we like</p>", False),
-        ('<meta property="og:type" content="website">', False),
-    ],
-)
-def test_a_page_declares_a_product(source: str, product: bool) -> None:
-    assert declares_product(f"<html><head>{source}</head><body><p>text</p></body></html>") is product
 
 
 def _german_article(article_classes: str) -> str:

@@ -12,7 +12,8 @@ from typing import Literal
 import numpy as np
 
 from extract_trt.runtime.html import convert
-from extract_trt.runtime.html.comments import comment_mask, declares_product
+from extract_trt.runtime.html.comments import comment_mask
+from extract_trt.runtime.html.declared import declares_article, declares_product
 from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.html.dom import release
 from extract_trt.errors import (
@@ -37,6 +38,7 @@ from extract_trt.runtime.limits import (
 from extract_trt.runtime.html.metadata import PageMetadata, complete_from_main, extract_metadata, load_language_model
 from extract_trt.runtime.html.reconstruct import MainContent, reconstruct_main
 from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.teasers import teaser_mask
 from extract_trt.runtime.types import Labels, PageBlocks
 
 OutputFormat = Literal["html", "markdown", "text"]
@@ -93,6 +95,7 @@ class PreparedPage:
     blocks: PageBlocks | None = None
     input_chars: int = 0  # the decoded page's length, for the output size limit
     product: bool = False  # the page declares a product: its customer reviews are comments
+    article: bool = False  # the page declares an article: teaser lists beside its body go
 
     def release(self) -> None:
         """Free the page's tree now rather than at the garbage collector's next full pass
@@ -261,6 +264,7 @@ class Extractor:
         result.timings["decode"] = t1 - t0
         page.input_chars = len(html)
         page.product = declares_product(html)
+        page.article = declares_article(html)
         problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)
         if problem is not None:
             raise problem
@@ -371,6 +375,8 @@ class Extractor:
             main_mask = np.asarray(labels.main, dtype=bool)
             in_comments, comment_text = comment_mask(page.blocks, main_mask, reviews=page.product)
             main_mask = main_mask & ~in_comments
+            if page.article:
+                main_mask = main_mask & ~teaser_mask(page.blocks, main_mask)
             main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html
             t1 = time.perf_counter()

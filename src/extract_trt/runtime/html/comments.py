@@ -17,9 +17,9 @@ page's content is, the markup decides what the comment section is.
 
 Convention (the model card states it): comments are the readers' replies under an article or a blog
 post, including WordPress/Disqus/Facebook threads and the reply form around them, and the customer reviews
-on a product page. A page is a product page when it declares itself one (:func:`declares_product`: a
-schema.org ``Product`` in JSON-LD or microdata, or ``og:type`` ``product``, and not ``og:type``
-``article``); there a ``reviews`` or ``testimonials`` container is a section like a comment list, each
+on a product page. A page is a product page when it declares itself one
+(:func:`~extract_trt.runtime.html.declared.declares_product`: a schema.org ``Product`` in JSON-LD or
+microdata, or ``og:type`` ``product``, and not ``og:type`` ``article``); there a ``reviews`` or ``testimonials`` container is a section like a comment list, each
 review side by side with the next. Elsewhere a reviews container closes any section inside it: editorial
 reviews ("The best dishwashers of 2025"), course and service testimonials, and WooCommerce's reviews tab,
 which reuses WordPress's comment markup, stay with the page.
@@ -34,7 +34,7 @@ import numpy as np
 from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import Block, PageBlocks
 
-__all__ = ["CommentSections", "comment_mask", "declares_product", "is_comment_container"]
+__all__ = ["CommentSections", "comment_mask", "is_comment_container"]
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
 # Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
@@ -62,17 +62,6 @@ _SCHEMA_TYPES = ("schema.org/Comment", "schema.org/UserComments")
 # section on a product page; elsewhere nothing inside one opens a section (WooCommerce and others reuse
 # WordPress's comment markup, #comments and .commentlist, inside their reviews tab).
 _REVIEWS = re.compile(r"(?:^|[-_])(?:reviews?|testimonials?)(?:[-_]|$)")
-# A page declares a product: schema.org Product (or ProductGroup) as a JSON-LD "@type" or a microdata
-# itemtype, or an Open Graph type "product" ("product.item", "og:product"). Found in the source: the tree
-# does not keep script text, and the checks are substring searches of a page already in memory.
-_LD_PRODUCT = re.compile(r'"@type"\s{0,64}:\s{0,64}(?:\[[^\]]{0,256}?)?"(?:https?://schema\.org/)?Product(?:Group)?"')
-_MICRODATA_PRODUCT = re.compile(r'schema\.org/Product(?:Group)?["\'\s]')
-_OG_TYPE = re.compile(
-    r"""<meta\b[^>]*?(?:property|name)\s*=\s*["']og:type["'][^>]*?content\s*=\s*["']\s*([\w:.]*)"""
-    r"""|<meta\b[^>]*?content\s*=\s*["']\s*([\w:.]*)["'][^>]*?(?:property|name)\s*=\s*["']og:type["']""",
-    re.IGNORECASE,
-)
-_META_SPAN = 1024  # characters either side of "og:type" that its meta tag may span
 _TAXONOMY = re.compile(r"^(?:tag|category)[-_]")  # a post's tags and categories, written as classes
 # A token the section's reply form carries: its blocks leave the main content but are not comment text.
 _FORM = re.compile(r"^(?:(?:comment[-_])?respond|comment[-_]?form(?:[-_](?:wrap|wrapper|container))?|reply[-_]?form)$")
@@ -137,22 +126,6 @@ def _is_container(attrs: dict[str, str], names: str) -> bool:
     if not _hints_comments(names) or _is_post(names):
         return False
     return any(_CONTAINER.match(t) and not _NOT_CONTAINER.search(t) for t in names.split())
-
-
-def declares_product(html: str) -> bool:
-    """Whether a page's source declares it a product page (see the module docstring); an ``og:type`` of
-    ``article`` wins over a ``Product`` in its structured data (a buying guide marks up what it reviews)."""
-    at = html.find("og:type")
-    if at >= 0:
-        match = _OG_TYPE.search(html, max(0, at - _META_SPAN), at + _META_SPAN)
-        kind = (match.group(1) or match.group(2) or "").lower() if match else ""
-        if kind.startswith("article"):
-            return False
-        if "product" in kind:
-            return True
-    if '"Product' in html and _LD_PRODUCT.search(html):
-        return True
-    return "schema.org/Product" in html and _MICRODATA_PRODUCT.search(html) is not None
 
 
 def _is_post(names: str) -> bool:
@@ -242,7 +215,8 @@ def _hinted(block: Block, reviews: bool) -> bool:
 def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(in_section, comment_text)``: per block, whether it lies in an accepted comment section, and
     whether it is comment text (in a section, outside its reply form, not just links). ``reviews``: the
-    page is a product page (:func:`declares_product`), whose customer reviews are comments.
+    page is a product page (:func:`~extract_trt.runtime.html.declared.declares_product`), whose customer
+    reviews are comments.
 
     ``main`` (the labeler's decisions) tells where the page's own content is: a section is accepted when
     the page does not declare itself a thread (schema.org ``DiscussionForumPosting``, ``QAPage``,
