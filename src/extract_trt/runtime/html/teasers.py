@@ -45,8 +45,9 @@ MIN_CARDS = 3
 MIN_BODY_CHARS = 2000
 MAX_INTERLEAVED_SHARE = 0.1
 # On the tune pages the cards of teaser lists held 16-310 characters besides the headline on average; lists
-# of longer cards were the content (a blog's posts, a documentation page's sections, a listing's entries).
-MAX_CARD_CHARS = 600
+# of longer cards were the content (a blog's posts, a documentation page's sections, a listing's entries, a
+# listicle's linked titles over a paragraph each: 430-500 characters).
+MAX_CARD_CHARS = 400
 MAX_CARD_BLOCKS = 12  # and at most this many blocks besides the headline (the tune pages' teasers: 1-4)
 
 
