@@ -3,7 +3,7 @@
 Under or beside a news story or a blog post sits a list of cards pointing to other pages ("Recommended for
 you", "Related", "Latest", a course or product rail): each card a linked headline, often a summary, a
 byline or a date. The labeler sees each summary as a sentence or two of prose and often keeps it; the
-ground truths of every benchmark here leave such lists out of an article. The same cards *are* the
+ground truths here leave such lists out of an article (a service page calling itself one may keep them). The same cards *are* the
 content of a listing page or a blog's front page, so the lists are found from markup and layout, and
 dropped only where the page declares itself an article (:func:`~extract_trt.runtime.html.declared.declares_article`)
 and has an article's body of its own beside them:
@@ -17,9 +17,9 @@ and has an article's body of its own beside them:
   teaser is a line or two; an article's sections with linked headings, each in an element of its own, are
   longer);
 - a list is a **teaser list** when the page's main text outside every list (its body) holds at least
-  :data:`MIN_BODY_CHARS` characters, and main text between the list's cards, outside them, is at most
-  :data:`MAX_INTERLEAVED_SHARE` of the cards' own: an article whose section headings are links keeps its
-  paragraphs between them and is not a list.
+  :data:`MIN_BODY_CHARS` characters (of the blocks' text as the simplifier cuts it, 500 a block), and main
+  text between the list's cards, outside them, is at most :data:`MAX_INTERLEAVED_SHARE` of the cards' own:
+  an article whose section headings are links keeps its paragraphs between them and is not a list.
 
 The heading that titles a teaser list ("Recommended for you"), the last main block before its first card, goes
 with it. Called after the labeler and the comment sections, like them on the labels: the labels say what the
