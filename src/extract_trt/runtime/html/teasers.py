@@ -3,9 +3,9 @@
 Under or beside a news story or a blog post sits a list of cards pointing to other pages ("Recommended for
 you", "Related", "Latest", a course or product rail): each card a linked headline, often a summary, a
 byline or a date. The labeler sees each summary as a sentence or two of prose and often keeps it; the
-ground truths here leave such lists out of an article (a service page calling itself one may keep them). The same cards *are* the
-content of a listing page or a blog's front page, so the lists are found from markup and layout, and
-dropped only where the page declares itself an article (:func:`~extract_trt.runtime.html.declared.declares_article`)
+ground truths here leave such lists out of an article (a service page calling itself one may keep them).
+The same cards *are* the content of a listing page or a blog's front page, so the lists are found from
+markup and layout, and dropped only where the page declares itself an article (:func:`~extract_trt.runtime.html.declared.declares_article`)
 and has an article's body of its own beside them:
 
 - a **card** is an element holding a *linked headline* — a heading (``h1``–``h6``) of at least
