@@ -5,8 +5,9 @@ you", "Related", "Latest", a course or product rail): each card a linked headlin
 byline or a date. The labeler sees each summary as a sentence or two of prose and often keeps it; the
 ground truths here leave such lists out of an article (a service page calling itself one may keep them).
 The same cards *are* the content of a listing page or a blog's front page, so the lists are found from
-markup and layout, and dropped only where the page declares itself an article (:func:`~extract_trt.runtime.html.declared.declares_article`)
-and has an article's body of its own beside them:
+markup and layout, and dropped only where the page declares itself an article
+(:func:`~extract_trt.runtime.html.declared.declares_article`) and has an article's body of its own beside
+them:
 
 - a **card** is an element holding a *linked headline* — a heading (``h1``–``h6``) of at least
   :data:`MIN_HEADLINE_CHARS` characters, at least :data:`MIN_LINKED_SHARE` of them link text — and the
