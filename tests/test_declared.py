@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extract_trt.runtime.html.declared import declares_article, declares_product
+from extract_trt.runtime.html.declared import declared_address, declares_article, declares_product
 
 
 def _page(head: str) -> str:
@@ -48,3 +48,19 @@ def test_a_page_declares_a_product(source: str, product: bool) -> None:
 )
 def test_a_page_declares_an_article(source: str, article: bool) -> None:
     assert declares_article(_page(source)) is article
+
+
+@pytest.mark.parametrize(
+    ("source", "address"),
+    [
+        ('<link rel="canonical" href="https://example.com/a">', "https://example.com/a"),
+        ("<link href='/b' rel=canonical>", "/b"),
+        ('<meta property="og:url" content="https://example.com/c" />', "https://example.com/c"),
+        ('<meta content="https://example.com/d" property="og:url">', "https://example.com/d"),
+        ('<link rel="canonical" href="https://example.com/e"><meta property="og:url" content="https://x.org/">',
+         "https://example.com/e"),
+        ("<p>the canonical answer</p>", None),
+    ],
+)  # fmt: skip
+def test_the_address_a_page_declares(source: str, address: str | None) -> None:
+    assert declared_address(_page(source)) == address

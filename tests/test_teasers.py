@@ -65,3 +65,21 @@ def test_an_article_whose_headings_are_links_keeps_its_sections() -> None:
     )
     text = EXTRACTOR.extract(_page(interleaved)).text
     assert text.count("Part ") == 4 and text.count("river meadows") == 16
+
+
+def _linked_rail(href: str) -> str:
+    return RAIL.replace('href="/story-', f'href="{href}')
+
+
+def test_cards_whose_headlines_link_out_of_the_site_are_the_content() -> None:
+    # a listicle's items link to a shop or a video channel, an accordion's titles to anchors on the page
+    for href in ("https://shop.example.net/item-", "#section-"):
+        page = _page(BODY).replace(RAIL, _linked_rail(href))
+        assert EXTRACTOR.extract(page).text.count("A summary of story") == 5
+    # absolute links into the page's own site are teasers: the site from the record's URL, or the page's
+    # canonical address when the record has none
+    same_site = _page(BODY).replace(RAIL, _linked_rail("https://www.news.example.com/2024/story-"))
+    assert "A summary of story" not in EXTRACTOR.extract(same_site, url="https://news.example.com/a").text
+    assert EXTRACTOR.extract(same_site).text.count("A summary of story") == 5  # no address: cannot tell
+    canonical = same_site.replace("<head>", '<head><link rel="canonical" href="https://example.com/a">')
+    assert "A summary of story" not in EXTRACTOR.extract(canonical).text

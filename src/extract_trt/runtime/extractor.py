@@ -13,7 +13,7 @@ import numpy as np
 
 from extract_trt.runtime.html import convert
 from extract_trt.runtime.html.comments import comment_mask
-from extract_trt.runtime.html.declared import declares_article, declares_product
+from extract_trt.runtime.html.declared import declared_address, declares_article, declares_product
 from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.html.dom import release
 from extract_trt.errors import (
@@ -96,6 +96,7 @@ class PreparedPage:
     input_chars: int = 0  # the decoded page's length, for the output size limit
     product: bool = False  # the page declares a product: its customer reviews are comments
     article: bool = False  # the page declares an article: teaser lists beside its body go
+    address: str | None = None  # an article's URL, or the one it declares: which links stay in the site
 
     def release(self) -> None:
         """Free the page's tree now rather than at the garbage collector's next full pass
@@ -265,6 +266,8 @@ class Extractor:
         page.input_chars = len(html)
         page.product = declares_product(html)
         page.article = declares_article(html)
+        if page.article:
+            page.address = result.url if isinstance(result.url, str) and result.url else declared_address(html)
         problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)
         if problem is not None:
             raise problem
@@ -376,7 +379,7 @@ class Extractor:
             in_comments, comment_text = comment_mask(page.blocks, main_mask, reviews=page.product)
             main_mask = main_mask & ~in_comments
             if page.article:
-                main_mask = main_mask & ~teaser_mask(page.blocks, main_mask)
+                main_mask = main_mask & ~teaser_mask(page.blocks, main_mask, page.address)
             main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html
             t1 = time.perf_counter()

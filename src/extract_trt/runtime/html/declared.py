@@ -1,4 +1,4 @@
-"""What a page's source declares it to be: a product page, an article.
+"""What a page's source declares it to be: a product page, an article, and where it lives.
 
 Found in the source, not the tree (the tree keeps no script text, and JSON-LD is script text): an Open Graph
 ``og:type``, a schema.org ``@type`` in JSON-LD, or a microdata ``itemtype``. Each check is a substring
@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["declares_article", "declares_product"]
+__all__ = ["declared_address", "declares_article", "declares_product"]
 
 _OG_TYPE = re.compile(
     r"""<meta\b[^>]*?(?:property|name)\s*=\s*["']og:type["'][^>]*?content\s*=\s*["']\s*([\w:.]*)"""
     r"""|<meta\b[^>]*?content\s*=\s*["']\s*([\w:.]*)["'][^>]*?(?:property|name)\s*=\s*["']og:type["']""",
     re.IGNORECASE,
 )
-_META_SPAN = 1024  # characters either side of "og:type" that its meta tag may span
+_META_SPAN = 1024  # characters either side of "og:type" (or "canonical", "og:url") that its tag may span
+# the page's own address: <link rel="canonical" href="…"> or <meta property="og:url" content="…">, either order
+_CANONICAL = re.compile(
+    r"""<link\b[^>]*?rel\s*=\s*["']?canonical["']?[^>]*?href\s*=\s*["']\s*([^"'\s>]{1,2048})"""
+    r"""|<link\b[^>]*?href\s*=\s*["']\s*([^"'\s>]{1,2048})["'][^>]*?rel\s*=\s*["']?canonical\b""",
+    re.IGNORECASE,
+)
+_OG_URL = re.compile(
+    r"""<meta\b[^>]*?(?:property|name)\s*=\s*["']og:url["'][^>]*?content\s*=\s*["']\s*([^"'\s>]{1,2048})"""
+    r"""|<meta\b[^>]*?content\s*=\s*["']\s*([^"'\s>]{1,2048})["'][^>]*?(?:property|name)\s*=\s*["']og:url["']""",
+    re.IGNORECASE,
+)
 # schema.org Product (or ProductGroup) as a JSON-LD "@type" (alone or in a list) or a microdata itemtype
 _LD_PRODUCT = re.compile(r'"@type"\s{0,64}:\s{0,64}(?:\[[^\]]{0,256}?)?"(?:https?://schema\.org/)?Product(?:Group)?"')
 _MICRODATA_PRODUCT = re.compile(r'schema\.org/Product(?:Group)?["\'\s]')
@@ -64,3 +75,15 @@ def declares_article(html: str) -> bool:
     if ('Article"' in html or 'Posting"' in html) and _LD_ARTICLE.search(html):
         return True
     return "schema.org/" in html and _MICRODATA_ARTICLE.search(html) is not None
+
+
+def declared_address(html: str) -> str | None:
+    """The address the page gives itself: its ``<link rel="canonical">``, else its ``og:url`` (None when it
+    gives none)."""
+    for marker, pattern in (("canonical", _CANONICAL), ("og:url", _OG_URL)):
+        at = html.find(marker)
+        if at >= 0:
+            match = pattern.search(html, max(0, at - _META_SPAN), at + _META_SPAN)
+            if match:
+                return match.group(1) or match.group(2)
+    return None

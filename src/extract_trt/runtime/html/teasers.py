@@ -17,6 +17,10 @@ them:
   :data:`MAX_CARD_CHARS` characters besides the headline on average and :data:`MAX_CARD_BLOCKS` blocks each (a
   teaser is a line or two; an article's sections with linked headings, each in an element of its own, are
   longer);
+- the list's headlines point into the site: more than half of them link to a relative address (not an anchor
+  on the page) or to the page's own site (its address, or the one it declares; the last two labels of the
+  host, three under a two-letter country domain with a short second label: ``bbc.co.uk``). A listicle's items
+  link out (a video channel, a shop), an accordion's titles to anchors on the page: those are the content;
 - a list is a **teaser list** when the page's main text outside every list (its body) holds at least
   :data:`MIN_BODY_CHARS` characters (of the blocks' text as the simplifier cuts it, 500 a block), and main
   text between the list's cards, outside them, is at most :data:`MAX_INTERLEAVED_SHARE` of the cards' own:
@@ -30,9 +34,11 @@ page's main text is, the markup says where the cards are.
 from __future__ import annotations
 
 from collections import defaultdict
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from extract_trt.runtime.html.dom import iter_tree
 from extract_trt.runtime.types import HEADING_TAGS, Block, PageBlocks
 
 __all__ = ["teaser_mask"]
@@ -90,9 +96,44 @@ def _cards(blocks: list[Block], headlines: list[int]) -> list[list[int]] | None:
     return cards if besides <= MAX_CARD_CHARS * len(cards) else None
 
 
-def teaser_mask(page: PageBlocks, main: np.ndarray) -> np.ndarray:
+def _site(host: str | None) -> str | None:
+    """The part of a host name that names the site: ``news.example.com`` → ``example.com``, ``www.bbc.co.uk``
+    → ``bbc.co.uk``."""
+    if not host:
+        return None
+    labels = host.lower().rstrip(".").split(".")
+    keep = 3 if len(labels) >= 3 and len(labels[-1]) == 2 and len(labels[-2]) <= 3 else 2
+    return ".".join(labels[-keep:])
+
+
+def _href(page: PageBlocks, block: Block) -> str:
+    """The address of the first link in ``block``'s element ("" when it has none)."""
+    node = page.page_map.id_nodes.get(block.item_id)
+    if node is None:
+        return ""
+    for element in iter_tree(node):
+        if element.tag == "a" and element.attrs.get("href"):
+            return element.attrs["href"].strip()
+    return ""
+
+
+def _into_site(href: str, site: str | None) -> bool:
+    try:
+        parts = urlsplit(href)
+        host = parts.hostname
+    except ValueError:  # a malformed address ("http://[::1")
+        return False
+    if parts.scheme not in ("", "http", "https"):
+        return False
+    if not parts.netloc:
+        return bool(parts.path)  # relative; an anchor on the page ("#part-2") has none
+    return site is not None and _site(host) == site
+
+
+def teaser_mask(page: PageBlocks, main: np.ndarray, address: str | None = None) -> np.ndarray:
     """Per block, whether it is a main block of a teaser list (see the module docstring) or the heading that
-    titles one. Only meaningful on a page that declares itself an article; the caller decides that."""
+    titles one. ``address``: the page's URL or the one it declares (None: only relative links count as the
+    site's). Only meaningful on a page that declares itself an article; the caller decides that."""
     blocks = page.blocks
     drop = np.zeros(len(blocks), dtype=bool)
     kinds: dict[tuple[str, str, int], list[int]] = defaultdict(list)
@@ -107,6 +148,10 @@ def teaser_mask(page: PageBlocks, main: np.ndarray) -> np.ndarray:
                 lists.append(cards)
     if not lists:
         return drop
+    try:
+        site = _site(urlsplit(address).hostname) if address else None
+    except ValueError:  # a malformed address
+        site = None
     chars = np.fromiter((len(b.text) for b in blocks), dtype=np.int64, count=len(blocks))
     in_lists = np.zeros(len(blocks), dtype=bool)
     for cards in lists:
@@ -115,6 +160,9 @@ def teaser_mask(page: PageBlocks, main: np.ndarray) -> np.ndarray:
     if chars[main & ~in_lists].sum() < MIN_BODY_CHARS:
         return drop
     for cards in lists:
+        inward = sum(_into_site(_href(page, blocks[card[0]]), site) for card in cards)
+        if 2 * inward <= len(cards):
+            continue
         in_cards = np.zeros(len(blocks), dtype=bool)
         for card in cards:
             in_cards[card] = True
