@@ -16,6 +16,7 @@ from extract_trt.runtime.html.comments import comment_mask
 from extract_trt.runtime.html.declared import declared_address, declares_article, declares_product
 from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.html.dom import release
+from extract_trt.runtime.html.fine_print import fine_print_mask
 from extract_trt.errors import (
     ExtractError,
     LabelerError,
@@ -380,6 +381,7 @@ class Extractor:
             main_mask = main_mask & ~in_comments
             if page.article:
                 main_mask = main_mask & ~teaser_mask(page.blocks, main_mask, page.address)
+            main_mask = main_mask & ~fine_print_mask(page.blocks, main_mask)
             main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html
             t1 = time.perf_counter()
