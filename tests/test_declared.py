@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extract_trt.runtime.html.declared import declared_address, declares_article, declares_product
+from extract_trt.runtime.html.declared import declared_address, declared_kinds, declares_article, declares_product
 
 
 def _page(head: str) -> str:
@@ -27,6 +27,7 @@ def _page(head: str) -> str:
 )
 def test_a_page_declares_a_product(source: str, product: bool) -> None:
     assert declares_product(_page(source)) is product
+    assert declared_kinds(_page(source))[0] is product
 
 
 @pytest.mark.parametrize(
@@ -48,6 +49,7 @@ def test_a_page_declares_a_product(source: str, product: bool) -> None:
 )
 def test_a_page_declares_an_article(source: str, article: bool) -> None:
     assert declares_article(_page(source)) is article
+    assert declared_kinds(_page(source))[1] is article
 
 
 @pytest.mark.parametrize(

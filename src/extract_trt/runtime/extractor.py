@@ -13,7 +13,7 @@ import numpy as np
 
 from extract_trt.runtime.html import convert
 from extract_trt.runtime.html.comments import comment_mask
-from extract_trt.runtime.html.declared import declared_address, declares_article, declares_product
+from extract_trt.runtime.html.declared import declared_address, declared_kinds
 from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.html.dom import release
 from extract_trt.runtime.html.fine_print import fine_print_mask
@@ -265,8 +265,7 @@ class Extractor:
         t1 = time.perf_counter()
         result.timings["decode"] = t1 - t0
         page.input_chars = len(html)
-        page.product = declares_product(html)
-        page.article = declares_article(html)
+        page.product, page.article = declared_kinds(html)
         if page.article:
             page.address = result.url if isinstance(result.url, str) and result.url else declared_address(html)
         problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)

@@ -15,14 +15,15 @@ items side by side, the page has its own content before the section and not much
 :func:`comment_mask`). Called after the labeler: the labels decide what the
 page's content is, the markup decides what the comment section is.
 
-Convention (the model card states it): comments are the readers' replies under an article or a blog
-post, including WordPress/Disqus/Facebook threads and the reply form around them, and the customer reviews
-on a product page. A page is a product page when it declares itself one
+Convention (the model card states it): comments are the readers' replies under an article or a blog post,
+including WordPress/Disqus/Facebook threads and the reply form around them, and the customer reviews on a
+product page. A page is a product page when it declares itself one
 (:func:`~extract_trt.runtime.html.declared.declares_product`: a schema.org ``Product`` in JSON-LD or
-microdata, or ``og:type`` ``product``, and not ``og:type`` ``article``); there a ``reviews`` or ``testimonials`` container is a section like a comment list, each
-review side by side with the next. Elsewhere a reviews container closes any section inside it: editorial
-reviews ("The best dishwashers of 2025"), course and service testimonials, and WooCommerce's reviews tab,
-which reuses WordPress's comment markup, stay with the page.
+microdata, or ``og:type`` ``product``, and not ``og:type`` ``article``); there a ``reviews`` or
+``testimonials`` container is a section like a comment list, each review side by side with the next. Elsewhere
+a reviews container closes any section inside it: editorial reviews ("The best dishwashers of 2025"), course
+and service testimonials, and WooCommerce's reviews tab, which reuses WordPress's comment markup, stay with
+the page.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import Block, PageBlocks
 
-__all__ = ["CommentSections", "comment_mask", "is_comment_container"]
+__all__ = ["CommentSections", "comment_mask", "is_comment_container", "is_wordpress_post"]
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
 # Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
@@ -123,12 +124,13 @@ def _is_container(attrs: dict[str, str], names: str) -> bool:
         return True
     if "itemprop" in attrs and attrs["itemprop"].lower() == "comment":
         return True
-    if not _hints_comments(names) or _is_post(names):
+    if not _hints_comments(names) or is_wordpress_post(names):
         return False
     return any(_CONTAINER.match(t) and not _NOT_CONTAINER.search(t) for t in names.split())
 
 
-def _is_post(names: str) -> bool:
+def is_wordpress_post(names: str) -> bool:
+    """Whether ``names`` (an element's class and id values, lower case) are a WordPress post's class list."""
     # WordPress's post classes ("hentry", "status-publish") list the post's taxonomy terms, a custom
     # taxonomy's without a "tag-"/"category-" prefix ("internet-estallido-comentarios"): the post, no section
     return "hentry" in names or "status-publish" in names

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["declared_address", "declares_article", "declares_product"]
+__all__ = ["declared_address", "declared_kinds", "declares_article", "declares_product"]
 
 _OG_TYPE = re.compile(
     r"""<meta\b[^>]*?(?:property|name)\s*=\s*["']og:type["'][^>]*?content\s*=\s*["']\s*([\w:.]*)"""
@@ -40,20 +40,21 @@ _LD_ARTICLE = re.compile(
 _MICRODATA_ARTICLE = re.compile(r'schema\.org/(?:[A-Za-z]{0,32}Article|(?:Live)?BlogPosting)["\'\s]')
 
 
+def _tag_value(html: str, marker: str, pattern: re.Pattern[str]) -> str | None:
+    """The value ``pattern`` (two alternatives, one group each) reads from the tag around the first ``marker``."""
+    at = html.find(marker)
+    if at < 0:
+        return None
+    match = pattern.search(html, max(0, at - _META_SPAN), at + _META_SPAN)
+    return (match.group(1) or match.group(2)) if match else None
+
+
 def _og_type(html: str) -> str:
     """The page's ``og:type``, lower case ("" when it has none)."""
-    at = html.find("og:type")
-    if at < 0:
-        return ""
-    match = _OG_TYPE.search(html, max(0, at - _META_SPAN), at + _META_SPAN)
-    return (match.group(1) or match.group(2) or "").lower() if match else ""
+    return (_tag_value(html, "og:type", _OG_TYPE) or "").lower()
 
 
-def declares_product(html: str) -> bool:
-    """Whether the page declares itself a product page: a schema.org ``Product`` or ``ProductGroup`` (JSON-LD or
-    microdata) or an ``og:type`` of ``product`` (``product.item``, ``og:product``). An ``og:type`` of
-    ``article`` wins over a ``Product`` in its structured data: a buying guide marks up what it reviews."""
-    kind = _og_type(html)
+def _product(html: str, kind: str) -> bool:
     if kind.startswith("article"):
         return False
     if "product" in kind:
@@ -63,11 +64,7 @@ def declares_product(html: str) -> bool:
     return "schema.org/Product" in html and _MICRODATA_PRODUCT.search(html) is not None
 
 
-def declares_article(html: str) -> bool:
-    """Whether the page declares itself an article (a news story, a blog post): an ``og:type`` of
-    ``article``, or else a schema.org ``Article`` of any kind or a ``BlogPosting`` (JSON-LD or microdata). An
-    ``og:type`` of ``product`` wins over an article in its structured data."""
-    kind = _og_type(html)
+def _article(html: str, kind: str) -> bool:
     if kind.startswith("article"):
         return True
     if "product" in kind:
@@ -77,13 +74,27 @@ def declares_article(html: str) -> bool:
     return "schema.org/" in html and _MICRODATA_ARTICLE.search(html) is not None
 
 
+def declares_product(html: str) -> bool:
+    """Whether the page declares itself a product page: a schema.org ``Product`` or ``ProductGroup`` (JSON-LD or
+    microdata) or an ``og:type`` of ``product`` (``product.item``, ``og:product``). An ``og:type`` of
+    ``article`` wins over a ``Product`` in its structured data: a buying guide marks up what it reviews."""
+    return _product(html, _og_type(html))
+
+
+def declares_article(html: str) -> bool:
+    """Whether the page declares itself an article (a news story, a blog post): an ``og:type`` of
+    ``article``, or else a schema.org ``Article`` of any kind or a ``BlogPosting`` (JSON-LD or microdata). An
+    ``og:type`` of ``product`` wins over an article in its structured data."""
+    return _article(html, _og_type(html))
+
+
+def declared_kinds(html: str) -> tuple[bool, bool]:
+    """``(declares_product(html), declares_article(html))``, reading the page's ``og:type`` once."""
+    kind = _og_type(html)
+    return _product(html, kind), _article(html, kind)
+
+
 def declared_address(html: str) -> str | None:
     """The address the page gives itself: its ``<link rel="canonical">``, else its ``og:url`` (None when it
     gives none)."""
-    for marker, pattern in (("canonical", _CANONICAL), ("og:url", _OG_URL)):
-        at = html.find(marker)
-        if at >= 0:
-            match = pattern.search(html, max(0, at - _META_SPAN), at + _META_SPAN)
-            if match:
-                return match.group(1) or match.group(2)
-    return None
+    return _tag_value(html, "canonical", _CANONICAL) or _tag_value(html, "og:url", _OG_URL)

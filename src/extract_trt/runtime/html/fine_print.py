@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 
+from extract_trt.runtime.html.comments import is_wordpress_post
 from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["fine_print_mask"]
@@ -31,7 +32,7 @@ _TAXONOMY = ("tag-", "category-")
 
 def _names_fine_print(names: str) -> bool:
     names = names.lower()
-    if "disclaimer" not in names or "hentry" in names or "status-publish" in names:
+    if "disclaimer" not in names or is_wordpress_post(names):
         return False
     return any(
         word in _NAMES for name in names.split() if not name.startswith(_TAXONOMY) for word in _WORD.findall(name)
