@@ -35,7 +35,7 @@ import numpy as np
 from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import Block, PageBlocks
 
-__all__ = ["CommentSections", "comment_mask", "is_comment_container", "is_wordpress_post"]
+__all__ = ["CommentSections", "comment_mask", "is_comment_container", "is_taxonomy_class", "is_wordpress_post"]
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
 # Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
@@ -136,11 +136,17 @@ def is_wordpress_post(names: str) -> bool:
     return "hentry" in names or "status-publish" in names
 
 
+def is_taxonomy_class(token: str) -> bool:
+    """Whether a class token (lower case) names a post's tag or category, as WordPress writes them
+    ("tag-comments", "category-disclaimer"): a word of the post's topic, not of what the element is."""
+    return _TAXONOMY.match(token) is not None
+
+
 def _is_reviews(names: str) -> bool:
     # not schema.org Review: SEO plugins put it on whole articles
     if not _hints_reviews(names):
         return False
-    return any(_REVIEWS.search(t) and not _TAXONOMY.match(t) for t in names.split())
+    return any(_REVIEWS.search(t) and not is_taxonomy_class(t) for t in names.split())
 
 
 def _is_form(names: str) -> bool:

@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from extract_trt.runtime.html.comments import is_wordpress_post
+from extract_trt.runtime.html.comments import is_taxonomy_class, is_wordpress_post
 from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["fine_print_mask"]
@@ -27,7 +27,6 @@ LEVELS = 3  # named elements looked at, the block's own first
 MAX_WALK = 12  # elements walked up at most, named or not (bounds the cost under deep unnamed nesting)
 _WORD = re.compile(r"[a-z]+")
 _NAMES = frozenset({"disclaimer", "disclaimers"})
-_TAXONOMY = ("tag-", "category-")
 
 
 def _names_fine_print(names: str) -> bool:
@@ -35,7 +34,7 @@ def _names_fine_print(names: str) -> bool:
     if "disclaimer" not in names or is_wordpress_post(names):
         return False
     return any(
-        word in _NAMES for name in names.split() if not name.startswith(_TAXONOMY) for word in _WORD.findall(name)
+        word in _NAMES for name in names.split() if not is_taxonomy_class(name) for word in _WORD.findall(name)
     )
 
 
