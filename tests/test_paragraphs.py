@@ -72,6 +72,23 @@ def test_blocks_in_a_layout_div_are_not_pieces() -> None:
     assert len(page.blocks) > 2 and paragraph_pieces(page) == []
 
 
+def test_the_lines_of_a_layout_table_cell_are_not_pieces() -> None:
+    # a page laid out with a table: the article's cell holds a headline, a byline and a toolbar cut at <br>,
+    # the next cell a menu of links; each line is a block, and no line follows the others' vote
+    page = simplify(
+        "<html><body><table><tr><td><b>Council approves the budget</b><br>By Mary Jones<br>"
+        "<a href='/print'>Print article</a> | <a href='/email'>Email article</a><br>"
+        "<p>The city council voted on Monday night to approve a budget for the coming year.</p></td>"
+        "<td><a href='/local'>Local news</a><br><a href='/state'>State</a><br><a href='/world'>World</a></td>"
+        "</tr></table></body></html>"
+    )
+    texts = [b.text for b in page.blocks]
+    assert "By Mary Jones" in texts and "State" in texts  # the cells were cut into lines
+    assert paragraph_pieces(page) == []
+    main = np.array([t not in ("By Mary Jones", "Print article | Email article") for t in texts])  # cut low
+    assert (join_paragraph_pieces(page, main) == main).all()
+
+
 # an editor's code block: every line a div of its own inside pre > code (CodeMirror's markup)
 _LINES = ("function App() {", "return (", "<h1>Hi</h1>", ");", "}")
 _CODE = "<pre><code>" + "".join(f"<div class='cm-line'>{html.escape(line)}</div>" for line in _LINES) + "</code></pre>"

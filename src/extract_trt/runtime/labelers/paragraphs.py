@@ -5,9 +5,9 @@ content: ``<p>Install <a><span>Flask<svg>…</svg></span></a> and …</p>`` (a l
 the blocks "Install", "Flask", "and …". The model scores each piece on its own, and a short link piece often falls below the cut
 while the text around it is main, which leaves holes in a sentence ("Install the :") — or the reverse, a
 link label kept from a menu item whose description was dropped. The pieces of one paragraph (blocks whose
-nearest paragraph-level ancestor — ``p``, ``li``, a heading, a table cell, ``dd``/``dt``, ``blockquote``,
-``figcaption``, ``pre`` — is the same element, reached without passing a layout container) all take the
-label of the majority of their words.
+nearest paragraph-level ancestor — ``p``, ``li``, a heading, ``dd``/``dt``, ``blockquote``, ``figcaption``,
+``pre`` — is the same element, reached without passing a layout container such as a ``div`` or a layout
+table's cell) all take the label of the majority of their words.
 
 A code block is one unit too, however it is wrapped: editors and highlighters put each line of a ``pre`` in
 a ``div`` of its own (CodeMirror's ``cm-line``), so the scheme makes a block of every line and the model
@@ -30,13 +30,16 @@ __all__ = [
     "CODE_TAGS", "PARAGRAPH_TAGS", "code_block_lines", "join_code_lines", "join_paragraph_pieces", "paragraph_pieces",
 ]  # fmt: skip
 
-PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "td", "th", "dd", "dt", "blockquote", "figcaption", "pre"}
+PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "dd", "dt", "blockquote", "figcaption", "pre"}
 # Inline elements between a piece and its paragraph (a link, a span in it, the simplifier's text wrapper);
 # the walk up stops there, so a page of deeply nested inline elements costs at most this many steps a block.
 MAX_LEVELS = 8
 # Layout containers: a block whose walk up meets one of these before a paragraph tag is not a piece of a
-# paragraph (a list item holding a div of blocks is a layout, not a sentence).
-_LAYOUT_TAGS = frozenset({"div", "section", "article", "ul", "ol", "table", "body", "html"})
+# paragraph (a list item holding a div of blocks is a layout, not a sentence). Table cells among them: the
+# scheme only cuts the cells of a layout table into blocks (a data table is one block), and such a cell is a
+# page's column, its lines cut at <br> (a menu of links beside the article, a headline over a byline over a
+# "Print | Email" toolbar), not a sentence.
+_LAYOUT_TAGS = frozenset({"div", "section", "article", "ul", "ol", "table", "td", "th", "body", "html"})
 CODE_TAGS = frozenset({"pre", "code"})
 
 
