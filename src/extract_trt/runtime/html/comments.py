@@ -53,10 +53,10 @@ _CONTAINER = re.compile(
     r"holder|box|inner|outer|content|body|text|main|feed|respond|form|reply|replies))?$"
     r"|^(?:[a-z0-9]+[-_])*commentlist$|^respond$|^disqus_thread$|^dsq[-_]|^wpdiscuz|^fb-comments$"
 )
-# Tokens that match the pattern above but only mention comments (a link, a counter, "comments closed"),
-# or name a post's category or tag (WordPress writes them as classes: "tag-comments"): never a section.
+# Tokens that match the pattern above but only mention comments (a link, a counter, "comments closed"):
+# never a section; nor is a post's category or tag ("tag-comments", :func:`is_taxonomy_class`).
 _NOT_CONTAINER = re.compile(
-    r"count|link|number|num$|icon|btn|button|toggle|bubble|closed|^no[-_]|nocomment|meta$|popup|^(?:tag|category)[-_]"
+    r"count|link|number|num$|icon|btn|button|toggle|bubble|closed|^no[-_]|nocomment|meta$|popup"
 )
 _SCHEMA_TYPES = ("schema.org/Comment", "schema.org/UserComments")
 # Customer reviews and testimonials ("reviews", "product-review__body", "review_box", "yotpo-reviews"): a
@@ -126,7 +126,9 @@ def _is_container(attrs: dict[str, str], names: str) -> bool:
         return True
     if not _hints_comments(names) or is_wordpress_post(names):
         return False
-    return any(_CONTAINER.match(t) and not _NOT_CONTAINER.search(t) for t in names.split())
+    return any(
+        _CONTAINER.match(t) and not _NOT_CONTAINER.search(t) and not is_taxonomy_class(t) for t in names.split()
+    )
 
 
 def is_wordpress_post(names: str) -> bool:
