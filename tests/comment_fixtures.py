@@ -2,7 +2,8 @@
 this project). Each mirrors a common real layout: a WordPress article with its comment list and reply
 form, a forum thread whose posts carry schema.org ``Comment`` markup, a product page whose customer
 reviews reuse WordPress's comment markup (WooCommerce), a product page that declares itself one in JSON-LD
-with its reviews side by side, and an article whose teaser shows a comment count.
+with its reviews side by side, an article whose teaser shows a comment count, and a post in WordPress's classic
+theme of 2005-2010 (Kubrick), whose comment list, its heading and the reply form sit side by side.
 """
 
 from __future__ import annotations
@@ -100,6 +101,31 @@ TEASER_WITH_COMMENT_COUNT = f"""<!DOCTYPE html><html><head><title>Bread basics</
 <p class="post-meta comments-link"><a href="/bread#comments">12 comments</a></p>
 <div class="no-comments"><p>Comments are closed for this post, but the recipe stays up for everyone to use.</p></div>
 </article></body></html>"""
+
+_CLASSIC_COMMENT = """<li class="{alt}" id="comment-{n}"><cite><a href="https://example.org/~{author}" rel="nofollow">{author}</a></cite>
+Says:<br /><small class="commentmetadata"><a href="#comment-{n}">June {n}th, 2009 at 10:15 am</a></small><p>{text}</p></li>"""
+CLASSIC_THEME_ARTICLE = f"""<!DOCTYPE html><html><head><title>How to bake sourdough bread</title></head><body>
+<div id="page"><div id="header"><h1><a href="/">The Bread Blog</a></h1><div class="description">Loaves and notes</div></div>
+<div id="content" class="narrowcolumn"><div class="post" id="post-42"><h2>How to bake sourdough bread at home</h2>
+<small>June 2nd, 2009 by Anna</small><div class="entry">{_ARTICLE_BODY}</div>
+<p class="postmetadata">Posted in <a href="/category/bread">Bread</a></p></div>
+<h3 id="comments">3 Responses to &#8220;How to bake sourdough bread at home&#8221;</h3>
+<ol class="commentlist">
+{_CLASSIC_COMMENT.format(alt="alt", n=4, author="Marta", text="My starter took almost two weeks to get going in a cold kitchen, "
+                         "so do not give up if yours is slow at first. The loaf came out beautifully once it did.")}
+{_CLASSIC_COMMENT.format(alt="", n=5, author="Tomasz", text="Could I use whole wheat flour for the levain instead of white flour, "
+                         "or would that change the timing of the folds too much?")}
+{_CLASSIC_COMMENT.format(alt="alt", n=6, author="Lena", text="Thanks for the detailed steps: my first loaf had an open crumb and "
+                         "a crackly crust, and the whole family asked for another one the next weekend.")}
+</ol>
+<h3 id="respond">Leave a Reply</h3>
+<form action="/wp-comments-post.php" method="post" id="commentform">
+<p><input type="text" name="author" id="author"> <label for="author"><small>Name (required)</small></label></p>
+<p><textarea name="comment" id="comment" cols="100" rows="10"></textarea></p>
+<p><input name="submit" type="submit" id="submit" value="Submit Comment"></p></form></div>
+<div id="sidebar"><ul><li><h2>Pages</h2><ul><li><a href="/about">About</a></li></ul></li></ul></div>
+<div id="footer"><p>The Bread Blog is proudly powered by WordPress</p></div></div>
+</body></html>"""
 
 #: Sentences that must end up where the tests say.
 ARTICLE_SENTENCE = "Mix the levain the night before you bake"

@@ -14,6 +14,7 @@ import io_fixtures
 from comment_fixtures import (
     ARTICLE_SENTENCE,
     ARTICLE_WITH_COMMENTS,
+    CLASSIC_THEME_ARTICLE,
     COMMENT_SENTENCE,
     DECLARED_PRODUCT_WITH_REVIEWS,
     FORM_SENTENCE,
@@ -105,6 +106,15 @@ def test_comments_true_adds_them_after_the_main_content(with_comments: Extractor
     combined = result.content("markdown", comments=True)
     assert combined.index(ARTICLE_SENTENCE) < combined.index(COMMENT_SENTENCE)
     assert result.content("markdown") == result.markdown
+
+
+def test_a_classic_theme_list_beside_its_heading_and_reply_form(with_comments: Extractor) -> None:
+    # the heading (#comments), the list (.commentlist) and the form's heading (#respond) are three sections
+    # side by side, as a thread's posts are; only the list holds comments
+    result = with_comments.extract(CLASSIC_THEME_ARTICLE)
+    assert ARTICLE_SENTENCE in result.text
+    for sentence in (COMMENT_SENTENCE, "Could I use whole wheat flour", "the whole family asked"):
+        assert sentence in result.comments.text and sentence not in result.text
 
 
 def test_forum_thread_keeps_its_posts(with_comments: Extractor) -> None:

@@ -33,7 +33,7 @@ import re
 import numpy as np
 
 from extract_trt.runtime.html.dom import Node
-from extract_trt.runtime.types import Block, PageBlocks
+from extract_trt.runtime.types import HEADING_TAGS, Block, PageBlocks
 
 __all__ = ["CommentSections", "comment_mask", "is_comment_container", "is_taxonomy_class", "is_wordpress_post"]
 
@@ -231,7 +231,8 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
     ``main`` (the labeler's decisions) tells where the page's own content is: a section is accepted when
     the page does not declare itself a thread (schema.org ``DiscussionForumPosting``, ``QAPage``,
     ``Question``, ``Answer`` around a block), has fewer than :data:`MAX_SIBLING_SECTIONS` top-level
-    sections side by side (each post of a forum thread is its own schema.org ``Comment``), and the main-labelled blocks
+    sections side by side (each post of a forum thread is its own schema.org ``Comment``; a heading or a reply
+    form is not counted), and the main-labelled blocks
     before it, outside any section, hold :data:`MIN_CONTENT_WORDS` words and those
     after it at most :data:`MAX_CONTENT_AFTER` of that — a thread whose posts carry comment markup, or
     comments between the answers of a Q&A page, stay as they are.
@@ -250,8 +251,11 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
             chains[i], forms[i], in_thread = sections.of(node)
             thread = thread or in_thread
             found = found or bool(chains[i])
-    # reviews side by side are a product's reviews, not a thread's posts
-    if not found or thread or _posts_in_a_row({chain[0] for chain in chains if chain} - sections.reviews):
+    # reviews side by side are a product's reviews, not a thread's posts; nor is a section's heading or its
+    # reply form a post (WordPress's classic themes name the list's heading #comments and the form's #respond,
+    # each beside the comment list)
+    posts = {chain[0] for chain, form in zip(chains, forms) if chain and not form and chain[0].tag not in HEADING_TAGS}
+    if not found or thread or _posts_in_a_row(posts - sections.reviews):
         return in_section, text
     words = np.array([len(b.text.split()) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
     before = np.cumsum(words)  # main words outside sections up to and including block i
