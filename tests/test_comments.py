@@ -60,6 +60,9 @@ def with_comments() -> Extractor:
         {"class": "komentarze"},
         {"class": "allCommentsArea"},
         {"class": "CommentsList"},
+        {"class": "commentbox"},  # the suffix written on (sites of the 2000s)
+        {"id": "commentsarea"},
+        {"class": "kommentarecontainer"},
     ],
 )
 def test_comment_containers(attrs: dict[str, str]) -> None:
@@ -73,6 +76,8 @@ def test_comment_containers(attrs: dict[str, str]) -> None:
         {"class": "comment-count"},
         {"class": "no-comments"},
         {"class": "comments-closed"},
+        {"class": "commentcount"},
+        {"class": "commentslink"},
         {"class": "commentary-box"},
         {"id": "main", "class": "entry-content"},
         {"itemtype": "https://schema.org/Review"},

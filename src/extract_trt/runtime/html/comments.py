@@ -46,12 +46,13 @@ _COMMENT_WORD = (
     r"komentare)"
 )
 # A class/id token that names a comment container: "comments", "comment-list", "post-comments",
-# "comments_area", "kommentare", "disqus_thread", "fb-comments", "wpdiscuz…", "dsq-…" (Disqus's older
-# markup). CamelCase names are split around "Comments" first ("allCommentsArea" reads as "all-comments-area").
+# "comments_area", "commentlist", "commentbox", "kommentare", "disqus_thread", "fb-comments", "wpdiscuz…", "dsq-…"
+# (Disqus's older markup): the suffix written apart or on. CamelCase names are split around "Comments" first
+# ("allCommentsArea" reads as "all-comments-area").
 _CONTAINER = re.compile(
-    r"^(?:[a-z0-9]+[-_])*" + _COMMENT_WORD + r"(?:[-_](?:list|area|section|container|wrapper|wrap|block|thread|"
+    r"^(?:[a-z0-9]+[-_])*" + _COMMENT_WORD + r"(?:[-_]?(?:list|area|section|container|wrapper|wrap|block|thread|"
     r"holder|box|inner|outer|content|body|text|main|feed|respond|form|reply|replies))?$"
-    r"|^(?:[a-z0-9]+[-_])*commentlist$|^respond$|^disqus_thread$|^dsq[-_]|^wpdiscuz|^fb-comments$"
+    r"|^respond$|^disqus_thread$|^dsq[-_]|^wpdiscuz|^fb-comments$"
 )
 # Tokens that match the pattern above but only mention comments (a link, a counter, "comments closed"):
 # never a section; nor is a post's category or tag ("tag-comments", :func:`is_taxonomy_class`).
