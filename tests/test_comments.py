@@ -122,6 +122,15 @@ def test_a_classic_theme_list_beside_its_heading_and_reply_form(with_comments: E
         assert sentence in result.comments.text and sentence not in result.text
 
 
+def test_sections_without_text_of_their_own_are_not_posts(with_comments: Extractor) -> None:
+    # a sidebar's tabbed "latest comments" widget: three panes side by side, each a list of links
+    pane = '<div class="widget-comments"><h4><a href="/p/{n}#comment-{n}">Reader {n}: on the bread post</a></h4></div>'
+    sidebar = '<aside class="sidebar">' + "".join(pane.format(n=n) for n in range(3)) + "</aside>"
+    result = with_comments.extract(ARTICLE_WITH_COMMENTS.replace("</main>", "</main>" + sidebar))
+    assert COMMENT_SENTENCE in result.comments.text and COMMENT_SENTENCE not in result.text
+    assert ARTICLE_SENTENCE in result.text
+
+
 def test_forum_thread_keeps_its_posts(with_comments: Extractor) -> None:
     result = with_comments.extract(FORUM_THREAD)
     assert "comment" not in result.labels and result.comments is not None and result.comments.text == ""

@@ -223,6 +223,10 @@ def _hinted(block: Block, reviews: bool) -> bool:
     return _hints_comments(names) or (reviews and _hints_reviews(names))
 
 
+def _own_chars(block: Block) -> int:
+    return len(block.text) - block.link_text_length
+
+
 def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(in_section, comment_text)``: per block, whether it lies in an accepted comment section, and
     whether it is comment text (in a section, outside its reply form, not just links). ``reviews``: the
@@ -252,10 +256,14 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
             chains[i], forms[i], in_thread = sections.of(node)
             thread = thread or in_thread
             found = found or bool(chains[i])
-    # reviews side by side are a product's reviews, not a thread's posts; nor is a section's heading or its
-    # reply form a post (WordPress's classic themes name the list's heading #comments and the form's #respond,
-    # each beside the comment list)
-    posts = {chain[0] for chain, form in zip(chains, forms) if chain and not form and chain[0].tag not in HEADING_TAGS}
+    # reviews side by side are a product's reviews, not a thread's posts; nor is a section's heading, its reply
+    # form (WordPress's classic themes name the list's heading #comments and the form's #respond, each beside the
+    # comment list) or an element without text of its own (a teaser's comment counter, "12")
+    posts = {
+        chain[0]
+        for block, chain, form in zip(page.blocks, chains, forms)
+        if chain and not form and chain[0].tag not in HEADING_TAGS and _own_chars(block) >= MIN_OWN_CHARS
+    }
     if not found or thread or _posts_in_a_row(posts - sections.reviews):
         return in_section, text
     words = np.array([len(b.text.split()) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
@@ -275,5 +283,5 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
         if chain and not accepted.isdisjoint(chain):
             in_section[i] = True
             block = page.blocks[i]
-            text[i] = not forms[i] and len(block.text) - block.link_text_length >= MIN_OWN_CHARS
+            text[i] = not forms[i] and _own_chars(block) >= MIN_OWN_CHARS
     return in_section, text
