@@ -236,8 +236,8 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
     ``main`` (the labeler's decisions) tells where the page's own content is: a section is accepted when
     the page does not declare itself a thread (schema.org ``DiscussionForumPosting``, ``QAPage``,
     ``Question``, ``Answer`` around a block), has fewer than :data:`MAX_SIBLING_SECTIONS` top-level
-    sections side by side (each post of a forum thread is its own schema.org ``Comment``; a heading or a reply
-    form is not counted), and the main-labelled blocks
+    sections side by side (each post of a forum thread is its own schema.org ``Comment``; a heading, a reply
+    form or a section without text of its own is not counted), and the main-labelled blocks
     before it, outside any section, hold :data:`MIN_CONTENT_WORDS` words and those
     after it at most :data:`MAX_CONTENT_AFTER` of that — a thread whose posts carry comment markup, or
     comments between the answers of a Q&A page, stay as they are.
@@ -258,7 +258,7 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
             found = found or bool(chains[i])
     # reviews side by side are a product's reviews, not a thread's posts; nor is a section's heading, its reply
     # form (WordPress's classic themes name the list's heading #comments and the form's #respond, each beside the
-    # comment list) or an element without text of its own (a teaser's comment counter, "12")
+    # comment list) or an element without text of its own (a sidebar's links to the latest comments, a counter)
     posts = {
         chain[0]
         for block, chain, form in zip(page.blocks, chains, forms)
