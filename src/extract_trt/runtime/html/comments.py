@@ -223,10 +223,6 @@ def _hinted(block: Block, reviews: bool) -> bool:
     return _hints_comments(names) or (reviews and _hints_reviews(names))
 
 
-def _own_chars(block: Block) -> int:
-    return len(block.text) - block.link_text_length
-
-
 def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(in_section, comment_text)``: per block, whether it lies in an accepted comment section, and
     whether it is comment text (in a section, outside its reply form, not just links). ``reviews``: the
@@ -256,15 +252,18 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
             chains[i], forms[i], in_thread = sections.of(node)
             thread = thread or in_thread
             found = found or bool(chains[i])
+    if not found or thread:
+        return in_section, text
+    # comment text: a section's block outside its reply form, not only links ("Reply", "Load more comments")
+    has_text = [
+        bool(chain) and not form and len(block.text) - block.link_text_length >= MIN_OWN_CHARS
+        for block, chain, form in zip(page.blocks, chains, forms)
+    ]
     # reviews side by side are a product's reviews, not a thread's posts; nor is a section's heading, its reply
     # form (WordPress's classic themes name the list's heading #comments and the form's #respond, each beside the
     # comment list) or an element without text of its own (a sidebar's links to the latest comments, a counter)
-    posts = {
-        chain[0]
-        for block, chain, form in zip(page.blocks, chains, forms)
-        if chain and not form and chain[0].tag not in HEADING_TAGS and _own_chars(block) >= MIN_OWN_CHARS
-    }
-    if not found or thread or _posts_in_a_row(posts - sections.reviews):
+    posts = {chain[0] for chain, own in zip(chains, has_text) if own and chain[0].tag not in HEADING_TAGS}
+    if _posts_in_a_row(posts - sections.reviews):
         return in_section, text
     words = np.array([len(b.text.split()) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
     before = np.cumsum(words)  # main words outside sections up to and including block i
@@ -282,6 +281,5 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
     for i, chain in enumerate(chains):
         if chain and not accepted.isdisjoint(chain):
             in_section[i] = True
-            block = page.blocks[i]
-            text[i] = not forms[i] and _own_chars(block) >= MIN_OWN_CHARS
+            text[i] = has_text[i]
     return in_section, text
