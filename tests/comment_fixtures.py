@@ -3,7 +3,8 @@ this project). Each mirrors a common real layout: a WordPress article with its c
 form, a forum thread whose posts carry schema.org ``Comment`` markup, a product page whose customer
 reviews reuse WordPress's comment markup (WooCommerce), a product page that declares itself one in JSON-LD
 with its reviews side by side, an article whose teaser shows a comment count, and a post in WordPress's classic
-theme of 2005-2010 (Kubrick), whose comment list, its heading and the reply form sit side by side.
+theme of 2005-2010 (Kubrick), whose comment list, its heading and the reply form sit side by side, and a blog of
+2008 laid out with a table, whose comments only a heading names.
 """
 
 from __future__ import annotations
@@ -126,6 +127,24 @@ CLASSIC_THEME_ARTICLE = f"""<!DOCTYPE html><html><head><title>How to bake sourdo
 <div id="sidebar"><ul><li><h2>Pages</h2><ul><li><a href="/about">About</a></li></ul></li></ul></div>
 <div id="footer"><p>The Bread Blog is proudly powered by WordPress</p></div></div>
 </body></html>"""
+
+# A blog of 2008 laid out with a table whose markup names nothing: the comments are under a heading that counts
+# them, the reply form under one that asks for a reply.
+_PLAIN_COMMENT = """<div class="c{n}"><b>{author}</b> wrote on June {n}th, 2008:<br>{text}</div>"""
+UNNAMED_COMMENTS_ARTICLE = f"""<!DOCTYPE html><html><head><title>How to bake sourdough bread</title></head><body>
+<table width="100%"><tr><td width="160" valign="top"><a href="/">Home</a><br><a href="/archive">Archive</a></td>
+<td valign="top"><h2>How to bake sourdough bread at home</h2>{_ARTICLE_BODY}
+<h3>3 Comments</h3>
+{_PLAIN_COMMENT.format(n=4, author="Marta", text="My starter took almost two weeks to get going in a cold kitchen, "
+                       "so do not give up if yours is slow at first. The loaf came out beautifully once it did.")}
+{_PLAIN_COMMENT.format(n=5, author="Tomasz", text="Could I use whole wheat flour for the levain instead of white flour, "
+                       "or would that change the timing of the folds too much?")}
+{_PLAIN_COMMENT.format(n=6, author="Lena", text="Thanks for the detailed steps: my first loaf had an open crumb and "
+                       "a crackly crust, and the whole family asked for another one the next weekend.")}
+<h3>Leave a Reply</h3>
+<form action="/post-comment" method="post"><p>Your email address will not be published. Name and comment are required.</p>
+<p><input type="text" name="author"> Name</p><p><textarea name="comment"></textarea></p></form>
+</td></tr></table></body></html>"""
 
 #: Sentences that must end up where the tests say.
 ARTICLE_SENTENCE = "Mix the levain the night before you bake"

@@ -8,6 +8,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import io_fixtures
@@ -23,6 +24,7 @@ from comment_fixtures import (
     PRODUCT_WITH_REVIEWS,
     REVIEW_SENTENCE,
     TEASER_WITH_COMMENT_COUNT,
+    UNNAMED_COMMENTS_ARTICLE,
 )
 from typer.testing import CliRunner
 
@@ -31,7 +33,8 @@ from extract_trt.cli import app
 from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.job import JobConfig, run_job
-from extract_trt.runtime.html.comments import is_comment_container
+from extract_trt.runtime.html.comments import comment_heading, comment_mask, is_comment_container
+from extract_trt.runtime.html.simplify import simplify
 
 SAMPLE = Path(__file__).parent / "data" / "comment_sample.json"
 DATA = io_fixtures.DATA
@@ -129,6 +132,61 @@ def test_sections_without_text_of_their_own_are_not_posts(with_comments: Extract
     result = with_comments.extract(ARTICLE_WITH_COMMENTS.replace("</main>", "</main>" + sidebar))
     assert COMMENT_SENTENCE in result.comments.text and COMMENT_SENTENCE not in result.text
     assert ARTICLE_SENTENCE in result.text
+
+
+def test_a_section_that_only_its_heading_names(with_comments: Extractor) -> None:
+    result = with_comments.extract(UNNAMED_COMMENTS_ARTICLE)
+    assert ARTICLE_SENTENCE in result.text and "comment" in result.labels
+    for sentence in (COMMENT_SENTENCE, "Could I use whole wheat flour", "the whole family asked"):
+        assert sentence in result.comments.text and sentence not in result.text
+    assert FORM_SENTENCE not in result.text + result.comments.text  # the reply form is neither
+    assert "3 Comments" not in result.text
+
+
+def test_a_heading_of_the_same_rank_ends_the_section() -> None:
+    # "Related posts" after the comments is not part of them
+    related = "<h3>Related posts</h3><p>Ten tips for a better crumb when your kitchen is cold in winter</p>"
+    page = simplify(UNNAMED_COMMENTS_ARTICLE.replace("</td></tr>", related + "</td></tr>"))
+    in_section, text = comment_mask(page, np.ones(len(page.blocks), dtype=bool))
+    where = {key: next(i for i, b in enumerate(page.blocks) if key in b.text) for key in (COMMENT_SENTENCE, "Ten tips")}
+    assert in_section[where[COMMENT_SENTENCE]] and text[where[COMMENT_SENTENCE]]
+    assert not in_section[where["Ten tips"]] and not text[where["Ten tips"]]
+
+
+def test_no_section_by_heading_on_a_declared_thread(with_comments: Extractor) -> None:
+    # a Q&A page's "3 Comments" heads replies that are the page's content
+    page = UNNAMED_COMMENTS_ARTICLE.replace("<body>", '<body itemscope itemtype="https://schema.org/QAPage">')
+    result = with_comments.extract(page)
+    assert "comment" not in result.labels and not result.comments.text
+
+
+@pytest.mark.parametrize(
+    ("heading", "opens"),
+    [
+        ("27 commentaires", True),
+        ("1 Kommentar", True),
+        ("Komentarze(9)", True),
+        ("Comments (12)", True),
+        ("3 thoughts on \u201cHow to bake sourdough\u201d", True),
+        ("Leave a Reply Cancel reply", True),
+        ("Kommentar verfassen", True),
+        ("Leserkommentare", True),
+        ("Comments", False),  # a guide's section on code comments is headed so too
+        ("Kommentar von Anna Berg", False),  # an editorial
+        ("5 responses to the critics of sourdough", False),  # an article's own section
+        ("Commentary", False),
+        ('<a href="#comments">3 Comments</a>', False),  # a link to the comments, in a teaser or toolbar
+    ],
+)
+def test_headings_that_open_a_comment_section(heading: str, opens: bool) -> None:
+    page = simplify(f"<html><body><div>{_ARTICLE_TEXT}</div><h3>{heading}</h3><p>{COMMENT_SENTENCE}.</p></body></html>")
+    main = np.ones(len(page.blocks), dtype=bool)
+    assert (comment_heading(page, main) is not None) is opens
+    main[0] = False  # without the page's own content before it, no heading opens a section
+    assert comment_heading(page, main) is None
+
+
+_ARTICLE_TEXT = " ".join([ARTICLE_SENTENCE] * 8)
 
 
 def test_forum_thread_keeps_its_posts(with_comments: Extractor) -> None:

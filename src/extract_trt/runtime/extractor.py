@@ -13,7 +13,7 @@ import numpy as np
 
 from extract_trt.runtime.html import convert
 from extract_trt.runtime.html.comments import comment_mask
-from extract_trt.runtime.html.declared import declared_address, declared_kinds
+from extract_trt.runtime.html.declared import declared_address, declared_kinds, declares_thread
 from extract_trt.runtime.html.decode import decode_html
 from extract_trt.runtime.html.dom import release
 from extract_trt.runtime.html.fine_print import fine_print_mask
@@ -97,6 +97,7 @@ class PreparedPage:
     input_chars: int = 0  # the decoded page's length, for the output size limit
     product: bool = False  # the page declares a product: its customer reviews are comments
     article: bool = False  # the page declares an article: teaser lists beside its body go
+    thread: bool = False  # the page declares a forum topic or Q&A page: no comment section found by its heading
     address: str | None = None  # an article's URL, or the one it declares: which links stay in the site
 
     def release(self) -> None:
@@ -266,6 +267,7 @@ class Extractor:
         result.timings["decode"] = t1 - t0
         page.input_chars = len(html)
         page.product, page.article = declared_kinds(html)
+        page.thread = declares_thread(html)
         if page.article:
             page.address = result.url if isinstance(result.url, str) and result.url else declared_address(html)
         problem = check_parse_cost(html, self.max_parser_work, self.max_attributes)
@@ -376,7 +378,7 @@ class Extractor:
         try:
             t0 = time.perf_counter()
             main_mask = np.asarray(labels.main, dtype=bool)
-            in_comments, comment_text = comment_mask(page.blocks, main_mask, reviews=page.product)
+            in_comments, comment_text = comment_mask(page.blocks, main_mask, reviews=page.product, thread=page.thread)
             main_mask = main_mask & ~in_comments
             if page.article:
                 main_mask = main_mask & ~teaser_mask(page.blocks, main_mask, page.address)

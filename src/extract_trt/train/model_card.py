@@ -36,7 +36,8 @@ _COMMENTS = """## Reader comments
 The model labels main or other; reader comments are a class of their own, decided after it from markup
 conventions (`extract_trt/runtime/html/comments.py`), not learned. Blocks inside a comment section (`#comments`,
 `.comment-list`/`.commentlist`, `.comments-area`, `#respond`, `#disqus_thread`, `.fb-comments`, schema.org
-`Comment`/`UserComments`, `itemprop="comment"`) are labelled `comment` and left out of the main content;
+`Comment`/`UserComments`, `itemprop="comment"`; where no markup names one, a heading that counts the comments
+or titles the reply form) are labelled `comment` and left out of the main content;
 `Extractor(comments=True)` / `--comments` returns their text separately (`Result.comments`). A forum thread or
 Q&A page keeps its posts as main content: a page marked up as schema.org `DiscussionForumPosting`, `QAPage`,
 `Question` or `Answer`, posts side by side as separate comment items, or a section without the page's own

@@ -7,7 +7,11 @@ A comment section is found from markup conventions, not from a model: an element
 ancestors is such a container, accepted by the rules below. Only blocks whose own or nearest ancestors'
 class/id names hint at comments are looked up (for speed): a section marked only by schema.org
 attributes, with no comment-like name near its blocks, is not found. Names that only *mention* comments — a
-``comment-count`` or ``comments-link`` in a teaser, ``no-comments`` — do not open a section.
+``comment-count`` or ``comments-link`` in a teaser, ``no-comments`` — do not open a section. Where the markup
+names no section the page takes (the blogs and news sites of the 2000s named their markup little, or not in
+English), a heading may: one that counts the comments ("27 commentaires", "3 thoughts on …") or titles the
+reply form ("Leave a Reply") opens a section that runs to the next heading of its rank, or the page's end
+(:func:`comment_heading`).
 
 A forum thread or Q&A page is not an article with comments: its posts *are* the page, so a section is
 only taken as comments when the page does not declare itself a thread, its posts are not separate comment
@@ -35,7 +39,9 @@ import numpy as np
 from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import HEADING_TAGS, Block, PageBlocks
 
-__all__ = ["CommentSections", "comment_mask", "is_comment_container", "is_taxonomy_class", "is_wordpress_post"]
+__all__ = [
+    "CommentSections", "comment_heading", "comment_mask", "is_comment_container", "is_taxonomy_class", "is_wordpress_post",
+]  # fmt: skip
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
 # Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
@@ -82,6 +88,23 @@ MIN_OWN_CHARS = 8
 # Top-level sections side by side (one parent) from this many on: the page is a list of posts, not an
 # article's comments (a comment list has one container around its comments).
 MAX_SIBLING_SECTIONS = 3
+
+# A heading that opens a comment section by its words, where no markup names one (sites of the 2000s, markup
+# named in no language): a count of comments ("27 commentaires", "1 Kommentar", "Komentarze (9)", WordPress's
+# "3 thoughts on “…”" and "12 Responses to “…”"), a plural name alone outside English ("Kommentare"; an English
+# "Comments" also heads a guide's section on code comments, a German "Kommentar" an editorial) or the reply
+# form's title ("Leave a Reply", "Kommentar verfassen").
+_HEADING_WORD = r"(?:comments?|kommentare?|commentaires?|commenti|commento|comentarios?|comentários?|komentarze?|reacties)"
+_COMMENT_HEADING = re.compile(
+    r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"\b"
+    r"|\d+\s+(?:thoughts?|responses?)\s+(?:on|to)\s+[\"'“”„«‘]"
+    r"|" + _HEADING_WORD + r"\s*[(\[:]?\s*\d+\s*[)\]]?\s*$"
+    r"|(?:leserkommentare|reader comments|user comments|kommentare|commentaires|commenti|comentarios|komentarze)\s*$"
+    r"|(?:leave a (?:reply|comment)|post a comment|add a comment|write a comment|kommentar (?:verfassen|schreiben)"
+    r"|schreibe einen kommentar|laisser un commentaire|deja un comentario|lascia un commento|dodaj komentarz)\b)",
+    re.IGNORECASE,
+)
+MAX_HEADING_CHARS = 120  # a longer "heading" is a title that mentions comments
 
 
 # Substrings that every comment-container (or reply-form) token and every reviews token holds: most
@@ -223,7 +246,34 @@ def _hinted(block: Block, reviews: bool) -> bool:
     return _hints_comments(names) or (reviews and _hints_reviews(names))
 
 
-def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def comment_heading(page: PageBlocks, main: np.ndarray) -> int | None:
+    """The index of the page's first heading that opens a comment section in words (:data:`_COMMENT_HEADING`,
+    at most :data:`MAX_HEADING_CHARS` characters, mostly not a link: a teaser's "3 Comments" links to them)
+    after at least :data:`MIN_CONTENT_WORDS` words of main-labelled content; None when there is none."""
+    words = 0
+    for i, block in enumerate(page.blocks):
+        text = block.text
+        if (
+            block.tag in HEADING_TAGS and words >= MIN_CONTENT_WORDS and len(text) <= MAX_HEADING_CHARS
+            and 2 * block.link_text_length < len(text) and _COMMENT_HEADING.match(text)
+        ):  # fmt: skip
+            return i
+        if main[i]:
+            words += len(text.split())
+    return None
+
+
+def _in_form(node: Node) -> bool:
+    while node is not None:
+        if node.tag == "form":
+            return True
+        node = node.parent
+    return False
+
+
+def comment_mask(
+    page: PageBlocks, main: np.ndarray, reviews: bool = False, thread: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """``(in_section, comment_text)``: per block, whether it lies in an accepted comment section, and
     whether it is comment text (in a section, outside its reply form, not just links). ``reviews``: the
     page is a product page (:func:`~extract_trt.runtime.html.declared.declares_product`), whose customer
@@ -237,6 +287,10 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
     before it, outside any section, hold :data:`MIN_CONTENT_WORDS` words and those
     after it at most :data:`MAX_CONTENT_AFTER` of that — a thread whose posts carry comment markup, or
     comments between the answers of a Q&A page, stay as they are.
+
+    A page whose markup names no section may still head one in words (:func:`comment_heading`): then the
+    heading and the main-labelled blocks after it are the section, unless ``thread`` (the page declares itself
+    a forum topic or a Q&A page: :func:`~extract_trt.runtime.html.declared.declares_thread`).
     """
     n = len(page.blocks)
     in_section = np.zeros(n, dtype=bool)
@@ -245,14 +299,18 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
     sections = CommentSections(reviews)
     chains: list[tuple[Node, ...]] = [()] * n
     forms = np.zeros(n, dtype=bool)
-    thread = found = False
+    in_a_thread = found = False
     for i, block in enumerate(page.blocks):
         node = id_nodes.get(block.item_id) if _hinted(block, reviews) else None
         if node is not None:
             chains[i], forms[i], in_thread = sections.of(node)
-            thread = thread or in_thread
+            in_a_thread = in_a_thread or in_thread
             found = found or bool(chains[i])
-    if not found or thread:
+    if in_a_thread:
+        return in_section, text
+    if not found:
+        if not thread:
+            _mark_heading_section(page, main, in_section, text)
         return in_section, text
     # comment text: a section's block outside its reply form, not only links ("Reply", "Load more comments")
     has_text = [
@@ -278,8 +336,34 @@ def comment_mask(page: PageBlocks, main: np.ndarray, reviews: bool = False) -> t
         content_after = total - int(before[members[-1]])
         if content_before >= MIN_CONTENT_WORDS and content_after <= MAX_CONTENT_AFTER * content_before:
             accepted.add(section)
+    if not accepted:  # what the markup names is elsewhere (a comment counter at the top, a widget): the heading's
+        if not thread:
+            _mark_heading_section(page, main, in_section, text)
+        return in_section, text
     for i, chain in enumerate(chains):
         if chain and not accepted.isdisjoint(chain):
             in_section[i] = True
             text[i] = has_text[i]
     return in_section, text
+
+
+def _mark_heading_section(page: PageBlocks, main: np.ndarray, in_section: np.ndarray, text: np.ndarray) -> None:
+    """Marks the section that :func:`comment_heading` opens: the heading and the main-labelled blocks after it,
+    up to the next heading (main or not) of the same or a higher rank that does not head comments ("Related posts"; a reply
+    form's "Leave a Reply" goes on) or the page's end; comment text as in a named section, the reply form's
+    blocks left out of it."""
+    start = comment_heading(page, main)
+    if start is None:
+        return
+    in_section[start] = True
+    rank = page.blocks[start].tag  # "h1" < "h2" < … < "h6": a lower string is a higher rank
+    id_nodes = page.page_map.id_nodes
+    for i in range(start + 1, len(page.blocks)):
+        block = page.blocks[i]
+        if block.tag in HEADING_TAGS and block.tag <= rank and not _COMMENT_HEADING.match(block.text):
+            return  # labelled main or not: the page's outline, not the labels, says where the section ends
+        if not main[i]:
+            continue
+        in_section[i] = True
+        node = id_nodes.get(block.item_id)
+        text[i] = len(block.text) - block.link_text_length >= MIN_OWN_CHARS and not (node is not None and _in_form(node))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["declared_address", "declared_kinds", "declares_article", "declares_product"]
+__all__ = ["declared_address", "declared_kinds", "declares_article", "declares_product", "declares_thread"]
 
 _OG_TYPE = re.compile(
     r"""<meta\b[^>]*?(?:property|name)\s*=\s*["']og:type["'][^>]*?content\s*=\s*["']\s*([\w:.]*)"""
@@ -38,6 +38,13 @@ _LD_ARTICLE = re.compile(
     r'(?:https?://schema\.org/)?(?:[A-Za-z]{0,32}Article|(?:Live)?BlogPosting)"'
 )
 _MICRODATA_ARTICLE = re.compile(r'schema\.org/(?:[A-Za-z]{0,32}Article|(?:Live)?BlogPosting)["\'\s]')
+
+# a forum topic or a Q&A page: schema.org DiscussionForumPosting or QAPage, as a JSON-LD "@type" or a microdata
+# itemtype (not Question: an article's FAQ block is made of them)
+_THREAD = re.compile(
+    r'"@type"\s{0,64}:\s{0,64}(?:\[[^\]]{0,256}?)?"(?:https?://schema\.org/)?(?:DiscussionForumPosting|QAPage)"'
+    r"|schema\.org/(?:DiscussionForumPosting|QAPage)[\"'\s]"
+)
 
 
 def _tag_value(html: str, marker: str, pattern: re.Pattern[str]) -> str | None:
@@ -86,6 +93,12 @@ def declares_article(html: str) -> bool:
     ``article``, or else a schema.org ``Article`` of any kind or a ``BlogPosting`` (JSON-LD or microdata). An
     ``og:type`` of ``product`` wins over an article in its structured data."""
     return _article(html, _og_type(html))
+
+
+def declares_thread(html: str) -> bool:
+    """Whether the page declares itself a thread (a forum topic, a Q&A page): a schema.org
+    ``DiscussionForumPosting`` or ``QAPage`` in JSON-LD or microdata. Its replies are its content."""
+    return ("ForumPosting" in html or "QAPage" in html) and _THREAD.search(html) is not None
 
 
 def declared_kinds(html: str) -> tuple[bool, bool]:
