@@ -33,7 +33,9 @@ from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import EvalRecord, read_dataset, read_ids
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-SECTIONING = frozenset({"article", "main", "section", "nav", "header", "footer", "aside", "figure", "figcaption", "hgroup"})
+SECTIONING = frozenset(
+    {"article", "main", "section", "nav", "header", "footer", "aside", "figure", "figcaption", "hgroup"}
+)
 LAYOUT_DEPTH = 6  # how far below <body> a div becomes a layout table (page columns, not a story's boxes)
 FORMS = ("as is", "reparsed", "html4", "tables")
 

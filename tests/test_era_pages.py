@@ -7,7 +7,8 @@ from pathlib import Path
 
 import lxml.html
 
-_spec = importlib.util.spec_from_file_location("era_pages", Path(__file__).resolve().parents[1] / "bench" / "era_pages.py")
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+_spec = importlib.util.spec_from_file_location("era_pages", BENCH / "era_pages.py")
 era_pages = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(era_pages)
 

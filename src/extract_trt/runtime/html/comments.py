@@ -40,7 +40,8 @@ from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.types import HEADING_TAGS, Block, PageBlocks
 
 __all__ = [
-    "CommentSections", "comment_heading", "comment_mask", "is_comment_container", "is_taxonomy_class", "is_wordpress_post",
+    "CommentSections", "comment_heading", "comment_mask", "is_comment_container", "is_taxonomy_class",
+    "is_wordpress_post",
 ]  # fmt: skip
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
@@ -94,7 +95,9 @@ MAX_SIBLING_SECTIONS = 3
 # "3 thoughts on “…”" and "12 Responses to “…”"), a plural name alone outside English ("Kommentare"; an English
 # "Comments" also heads a guide's section on code comments, a German "Kommentar" an editorial) or the reply
 # form's title ("Leave a Reply", "Kommentar verfassen").
-_HEADING_WORD = r"(?:comments?|kommentare?|commentaires?|commenti|commento|comentarios?|comentários?|komentarze?|reacties)"
+_HEADING_WORD = (
+    r"(?:comments?|kommentare?|commentaires?|commenti|commento|comentarios?|comentários?|komentarze?|reacties)"
+)
 _COMMENT_HEADING = re.compile(
     r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"\b"
     r"|\d+\s+(?:thoughts?|responses?)\s+(?:on|to)\s+[\"'“”„«‘]"
@@ -258,17 +261,9 @@ def comment_heading(page: PageBlocks, main: np.ndarray) -> int | None:
             and 2 * block.link_text_length < len(text) and _COMMENT_HEADING.match(text)
         ):  # fmt: skip
             return i
-        if main[i]:
+        if words < MIN_CONTENT_WORDS and main[i]:  # only whether the page's content reaches the floor matters
             words += len(text.split())
     return None
-
-
-def _in_form(node: Node) -> bool:
-    while node is not None:
-        if node.tag == "form":
-            return True
-        node = node.parent
-    return False
 
 
 def comment_mask(
@@ -349,15 +344,14 @@ def comment_mask(
 
 def _mark_heading_section(page: PageBlocks, main: np.ndarray, in_section: np.ndarray, text: np.ndarray) -> None:
     """Marks the section that :func:`comment_heading` opens: the heading and the main-labelled blocks after it,
-    up to the next heading (main or not) of the same or a higher rank that does not head comments ("Related posts"; a reply
-    form's "Leave a Reply" goes on) or the page's end; comment text as in a named section, the reply form's
-    blocks left out of it."""
+    up to the next heading (main or not) of the same or a higher rank that does not head comments ("Related
+    posts"; a reply form's "Leave a Reply" goes on) or the page's end; comment text as in a named section, the
+    reply form's blocks left out of it."""
     start = comment_heading(page, main)
     if start is None:
         return
     in_section[start] = True
     rank = page.blocks[start].tag  # "h1" < "h2" < … < "h6": a lower string is a higher rank
-    id_nodes = page.page_map.id_nodes
     for i in range(start + 1, len(page.blocks)):
         block = page.blocks[i]
         if block.tag in HEADING_TAGS and block.tag <= rank and not _COMMENT_HEADING.match(block.text):
@@ -365,5 +359,5 @@ def _mark_heading_section(page: PageBlocks, main: np.ndarray, in_section: np.nda
         if not main[i]:
             continue
         in_section[i] = True
-        node = id_nodes.get(block.item_id)
-        text[i] = len(block.text) - block.link_text_length >= MIN_OWN_CHARS and not (node is not None and _in_form(node))
+        in_form = ">form>" in f"{block.tag_path}>"
+        text[i] = not in_form and len(block.text) - block.link_text_length >= MIN_OWN_CHARS
