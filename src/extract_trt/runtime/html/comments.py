@@ -304,8 +304,7 @@ def comment_mask(
     if in_a_thread:
         return in_section, text
     if not found:
-        if not thread:
-            _mark_heading_section(page, main, in_section, text)
+        _mark_heading_section(page, main, thread, in_section, text)
         return in_section, text
     # comment text: a section's block outside its reply form, not only links ("Reply", "Load more comments")
     has_text = [
@@ -331,9 +330,8 @@ def comment_mask(
         content_after = total - int(before[members[-1]])
         if content_before >= MIN_CONTENT_WORDS and content_after <= MAX_CONTENT_AFTER * content_before:
             accepted.add(section)
-    if not accepted:  # what the markup names is elsewhere (a comment counter at the top, a widget): the heading's
-        if not thread:
-            _mark_heading_section(page, main, in_section, text)
+    if not accepted:  # what the markup names is not the page's comments (a counter at the top, a widget)
+        _mark_heading_section(page, main, thread, in_section, text)
         return in_section, text
     for i, chain in enumerate(chains):
         if chain and not accepted.isdisjoint(chain):
@@ -342,12 +340,14 @@ def comment_mask(
     return in_section, text
 
 
-def _mark_heading_section(page: PageBlocks, main: np.ndarray, in_section: np.ndarray, text: np.ndarray) -> None:
+def _mark_heading_section(
+    page: PageBlocks, main: np.ndarray, thread: bool, in_section: np.ndarray, text: np.ndarray
+) -> None:
     """Marks the section that :func:`comment_heading` opens: the heading and the main-labelled blocks after it,
     up to the next heading (main or not) of the same or a higher rank that does not head comments ("Related
     posts"; a reply form's "Leave a Reply" goes on) or the page's end; comment text as in a named section, the
-    reply form's blocks left out of it."""
-    start = comment_heading(page, main)
+    reply form's blocks left out of it. Nothing on a page that declares itself a ``thread``."""
+    start = None if thread else comment_heading(page, main)
     if start is None:
         return
     in_section[start] = True
