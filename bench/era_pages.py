@@ -47,7 +47,10 @@ def _depth_below_body(element: etree._Element) -> int | None:
     return None if element is None else depth
 
 
-def _as_layout_table(div: etree._Element) -> None:
+def _as_layout_table(div: etree._Element, layout: set[etree._Element]) -> None:
+    """``div`` as a one-row table: its ``div`` children become cells, its other children and text are wrapped
+    in cells of their own. A child that becomes a table itself is wrapped too: a table straight inside a row
+    is no cell, and a parser moves it out of the table (foster parenting), which would scramble the page."""
     children, text = list(div), div.text
     div.text = None
     for child in children:
@@ -58,9 +61,13 @@ def _as_layout_table(div: etree._Element) -> None:
     for child in children:
         if not isinstance(child.tag, str):  # a comment or processing instruction
             continue
-        if child.tag == "div":
+        if child.tag == "div" and child not in layout:
+            tail = child.tail
             child.tag = "td"
             row.append(child)
+            if tail and tail.strip():  # text straight in a row is moved out of the table too
+                child.tail = None
+                etree.SubElement(row, "td").text = tail
         else:
             etree.SubElement(row, "td").append(child)  # its tail text goes along
     div.tag = "table"
@@ -87,8 +94,9 @@ def rewrite(html: str, form: str) -> str:
             if sum(isinstance(c.tag, str) and c.tag == "div" for c in div) >= 2
             and (_depth_below_body(div) or LAYOUT_DEPTH + 1) <= LAYOUT_DEPTH
         ]  # fmt: skip
+        tables = set(layout)
         for div in layout:
-            _as_layout_table(div)
+            _as_layout_table(div, tables)
     return lxml.html.tostring(root, encoding="unicode")
 
 

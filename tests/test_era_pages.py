@@ -44,3 +44,19 @@ def test_html4_form_renames_without_tables_and_as_is_returns_the_input():
     assert not list(root.iter("table")) and not list(root.iter("nav"))
     assert era_pages.rewrite(PAGE, "as is") is PAGE
     assert era_pages.rewrite("", "tables") == ""  # lxml cannot parse it: the page as it is
+
+
+def test_nested_layout_divs_stay_in_their_cells():
+    # a column that is itself laid out in columns: a table straight inside a row would be moved out of the
+    # table by any HTML parser (foster parenting), scrambling the page's order
+    page = (
+        "<html><body><div id='outer'><div id='left'><div>one</div><div>two</div></div>"
+        "<div id='right'>three</div> four</div></body></html>"
+    )
+    out = era_pages.rewrite(page, "tables")
+    root = lxml.html.document_fromstring(out)
+    assert len(list(root.iter("table"))) == 2
+    assert all(t.getparent().tag in ("td", "body") for t in root.iter("table"))
+    assert not [e for e in root.iter("tr") if e.text and e.text.strip()]
+    reparsed = lxml.html.document_fromstring(lxml.html.tostring(root, encoding="unicode"))
+    assert [t.strip() for t in reparsed.itertext() if t.strip()] == ["one", "two", "three", "four"]
