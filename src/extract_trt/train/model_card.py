@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from extract_trt.runtime.html.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN
+from extract_trt.runtime.labelers.layout_tables import SKELETON_ROWS
 
 __all__ = ["render_model_card"]
 
@@ -139,6 +140,9 @@ string of the page, then added up per block), projected with the layout numbers 
 {m['width']}, a 1-D convolution (kernel {m['conv_kernel']}) over neighbouring blocks, {m['layers']} pre-norm
 Transformer encoder layers ({m['heads']} heads) over all blocks of a window ({manifest['window']} blocks,
 overlap {manifest['overlap']}), one logit per block.{ensemble} {decision}
+Trained on pages as they are; at run time a page's skeleton tables (layout tables of at most
+{SKELETON_ROWS} rows: the columns of a site of 2000-2012) are read as the `div`s a page of today would use
+(`labelers/layout_tables.py`; `BlockModelLabeler(skeleton_tables=False)`: every table as it is).
 
 Files: `embeddings.npy` (the fp32 table; the labeler sums each bag's rows from it in the features),
 `vocabulary.npy` (the vocabulary as a bitmap over the 2^24 hashes, 2 MB), and

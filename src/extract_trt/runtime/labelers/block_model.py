@@ -35,6 +35,7 @@ from extract_trt.errors import LabelerError
 from extract_trt.runtime.html.simplify import MINERU_V11, SimplifyProfile
 from extract_trt.runtime.html.simplify_v1 import simplify_profile
 from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
+from extract_trt.runtime.labelers.layout_tables import skeleton_tables_as_divs
 from extract_trt.runtime.labelers.paragraphs import join_code_lines, join_paragraph_pieces
 from extract_trt.runtime.labelers.script_text import drop_script_text
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
@@ -225,6 +226,9 @@ class BlockModelLabeler:
         per_page: with ``favor="balanced"`` and no ``threshold``, cut each page at its own threshold
             (:func:`page_threshold`, between the model's recall- and precision-favoring thresholds; the
             default); ``False``: at the balanced threshold, the same on every page.
+        skeleton_tables: read a page's skeleton tables (layout tables of a few rows: the columns of a site of
+            2000-2012) as ``div``s (default; :mod:`~extract_trt.runtime.labelers.layout_tables`); ``False``:
+            every table as it is, as the model was trained.
     """
 
     name = "block-model"
@@ -240,6 +244,7 @@ class BlockModelLabeler:
         favor: str = "balanced",
         keep_repeats: bool = False,
         per_page: bool = True,
+        skeleton_tables: bool = True,
     ) -> None:
         if favor not in FAVORS:
             raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
@@ -303,6 +308,7 @@ class BlockModelLabeler:
         if favor != "balanced" or not per_page:  # get_labeler's names: one threshold for every page
             self.name = f"block-model-{favor}"
         self.keep_repeats = keep_repeats
+        self.skeleton_tables = skeleton_tables
         self.window = int(self.manifest.get("window", WINDOW))
         self.overlap = int(self.manifest.get("overlap", OVERLAP))
         # the block scheme the model was trained on (models written before the field: the reference's)
@@ -312,7 +318,8 @@ class BlockModelLabeler:
         """p(main) per block of ``page``, float32."""
         if not len(page):
             return np.zeros(0, dtype=np.float32)
-        features = page_features(page).in_vocabulary(self.vocabulary)
+        seen = skeleton_tables_as_divs(page) if self.skeleton_tables else page
+        features = page_features(seen).in_vocabulary(self.vocabulary)
         logits = np.zeros(features.n_blocks, dtype=np.float32)
         for start, stop, keep_from, keep_to in windows(features.n_blocks, self.window, self.overlap):
             out = self.session.run(None, onnx_inputs(features.window(start, stop), self.table))[0]
