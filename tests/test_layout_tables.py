@@ -93,3 +93,27 @@ def test_the_labeler_reads_the_skeleton_as_divs_unless_told_not_to(monkeypatch):
     assert read[2] is tables
     np.testing.assert_allclose(p_on, p_div, atol=0.005)  # same text, same view (the blocks' own HTML differs by a tag)
     assert not np.allclose(p_on, p_off)
+
+
+def test_a_2010_news_page_loses_its_menu_column_and_masthead():
+    # a page laid out the way news sites were in 2010: masthead row, a row of columns (a menu of links cut at
+    # <br>, the story, a headlines column), footer row; the shipped model keeps the menu read as table cells
+    links = "<br>".join(f"<a href='/{i}'>{t}</a>" for i, t in enumerate(
+        ["Home", "World", "Business", "Sport results", "Weather", "Entertainment", "Opinion", "Contact us"]))  # fmt: skip
+    story = "<h1>Council votes on the new bridge</h1>" + "".join(
+        f"<p>The council voted on Tuesday to build the bridge across the river, paragraph {i}, with more words.</p>"
+        for i in range(6)
+    )
+    page = simplify(
+        "<html><body><table width='770'><tr><td colspan=3>The Daily Town</td></tr>"
+        f"<tr><td width='160' valign='top'>{links}</td><td valign='top'>{story}</td><td>Weather: sunny</td></tr>"
+        "<tr><td colspan=3>Copyright 2010 The Daily Town</td></tr></table></body></html>"
+    )
+    texts = [b.text for b in page.blocks]
+    menu = [texts.index(t) for t in ("Home", "World", "Business", "Sport results")]
+    paragraphs = [i for i, t in enumerate(texts) if t.startswith("The council voted")]
+    as_is = BlockModelLabeler(skeleton_tables=False).label([page])[0].main
+    seen = BlockModelLabeler().label([page])[0].main
+    assert as_is[menu].sum() >= 3 and as_is[texts.index("The Daily Town")]
+    assert not seen[menu].any() and not seen[texts.index("The Daily Town")]
+    assert seen[paragraphs].all() and as_is[paragraphs].all()
