@@ -11,7 +11,7 @@ from extract_trt.runtime.labelers.features import page_features
 from extract_trt.runtime.labelers.layout_tables import SKELETON_ROWS, skeleton_tables_as_divs
 
 MENU = "<a href='/a'>Home</a><br><a href='/b'>World news</a><br><a href='/c'>Sport results</a>"
-STORY = "<h1>Council votes on the new bridge</h1><p>" + "The council voted on Tuesday to build the bridge. " * 6 + "</p>"
+STORY = "<h1>Council votes on the new bridge</h1><p>" + "The council voted on Tuesday to build it. " * 6 + "</p>"
 POLL = "<b>Poll</b><p>Should the bridge have a toll for every car and truck?</p>"
 
 
@@ -98,8 +98,8 @@ def test_the_labeler_reads_the_skeleton_as_divs_unless_told_not_to(monkeypatch):
 def test_a_2010_news_page_loses_its_menu_column_and_masthead():
     # a page laid out the way news sites were in 2010: masthead row, a row of columns (a menu of links cut at
     # <br>, the story, a headlines column), footer row; the shipped model keeps the menu read as table cells
-    links = "<br>".join(f"<a href='/{i}'>{t}</a>" for i, t in enumerate(
-        ["Home", "World", "Business", "Sport results", "Weather", "Entertainment", "Opinion", "Contact us"]))  # fmt: skip
+    sections = ["Home", "World", "Business", "Sport results", "Weather", "Entertainment", "Opinion", "Contact us"]
+    links = "<br>".join(f"<a href='/{i}'>{t}</a>" for i, t in enumerate(sections))
     story = "<h1>Council votes on the new bridge</h1>" + "".join(
         f"<p>The council voted on Tuesday to build the bridge across the river, paragraph {i}, with more words.</p>"
         for i in range(6)

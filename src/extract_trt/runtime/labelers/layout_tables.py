@@ -127,5 +127,6 @@ def skeleton_tables_as_divs(page: PageBlocks) -> PageBlocks:
         if node.tag == _WRAPPER and node.parent is not None:
             node = node.parent
         seen = view.of(node)
-        seen_blocks.append(_as_seen(block, seen.path[-1], ">".join(seen.path), block.depth - seen.dropped, seen.kept[1:]))
+        path = ">".join(seen.path)
+        seen_blocks.append(_as_seen(block, seen.path[-1], path, block.depth - seen.dropped, seen.kept[1:]))
     return PageBlocks(page.simplified_html, seen_blocks, page.page_map)
