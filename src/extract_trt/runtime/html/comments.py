@@ -36,7 +36,7 @@ import re
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import Node
+from extract_trt.runtime.html.dom import Node, up_to_memo
 from extract_trt.runtime.types import HEADING_TAGS, Block, PageBlocks
 
 __all__ = [
@@ -196,18 +196,9 @@ class CommentSections:
 
     def of(self, node: Node) -> tuple[tuple[Node, ...], bool, bool]:
         memo = self._memo
-        path: list[Node] = []
-        cur: Node | None = node
-        found: tuple[tuple[Node, ...], bool, bool, bool] = ((), False, False, False)
-        while cur is not None:
-            hit = memo.get(cur)
-            if hit is not None:
-                found = hit
-                break
-            path.append(cur)
-            cur = cur.parent
-        chain, in_form, in_thread, in_reviews = found
-        for el in reversed(path):  # from the top down
+        path, found = up_to_memo(node, memo)
+        chain, in_form, in_thread, in_reviews = found or ((), False, False, False)
+        for el in path:  # from the top down
             attrs = el.attrs
             if attrs:
                 names = _names(attrs) if "class" in attrs or "id" in attrs else ""

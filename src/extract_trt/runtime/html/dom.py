@@ -21,6 +21,7 @@ from __future__ import annotations
 import html as _html
 import re
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -588,6 +589,23 @@ def iter_tree(root: Node, *, processing: bool = False, expand: bool = True) -> I
             kids = node.children
         if kids:
             stack.extend(reversed(kids))
+
+
+def up_to_memo(node: Node | None, memo: dict) -> tuple[list[Node], Any]:
+    """The elements from ``node`` up to the nearest one in ``memo`` (that one left out), top first, and its
+    memo value (``None`` when none is in it). A pass that works out something per element from the one
+    above it (the top-down walk over the list) and memoises it walks up from each block only as far as
+    the elements met before: one step per element of the page, not per block and level."""
+    path: list[Node] = []
+    while node is not None:
+        hit = memo.get(node)
+        if hit is not None:
+            path.reverse()
+            return path, hit
+        path.append(node)
+        node = node.parent
+    path.reverse()
+    return path, None
 
 
 def release(root: Node) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from extract_trt.runtime.html.dom import Node
+from extract_trt.runtime.html.dom import Node, up_to_memo
 from extract_trt.runtime.html.simplify import CONTAINER_LEVELS
 from extract_trt.runtime.types import Block, PageBlocks
 
@@ -37,6 +37,7 @@ __all__ = ["SKELETON_ROWS", "skeleton_tables_as_divs"]
 SKELETON_ROWS = 3
 _ROW_GROUPS = frozenset({"tbody", "thead", "tfoot"})
 _CELLS = frozenset({"td", "th"})
+_DOCUMENT = frozenset({"-undef", "#document"})
 _WRAPPER = "cc-alg-uc-text"  # the simplifier's wrapper around a run of text: its parent is the block
 
 
@@ -74,23 +75,16 @@ class _View:
         """How the model reads the block element ``node``: its ancestors memoised (a page is one walk up
         from each block to the nearest element already seen), the block's own element not (a table that
         is a block is a data table, whatever its rows)."""
-        memo = self.memo
-        path: list[Node] = []
-        cur: Node | None = node.parent
-        seen = _Seen((), 0, (), False)
-        while cur is not None and cur.tag not in ("-undef", "#document"):
-            hit = memo.get(cur)
-            if hit is not None:
-                seen = hit
-                break
-            path.append(cur)
-            cur = cur.parent
-        for el in reversed(path):  # from the top down
-            seen = memo[el] = self._step(seen, el, above=True)
+        path, seen = up_to_memo(node.parent, self.memo)
+        seen = seen or _Seen((), 0, (), False)
+        for el in path:  # from the top down
+            seen = self.memo[el] = self._step(seen, el, above=True)
         return self._step(seen, node, above=False)
 
     def _step(self, parent: _Seen, el: Node, above: bool) -> _Seen:
         tag, in_skeleton = el.tag, parent.in_skeleton
+        if tag in _DOCUMENT:  # the document above <html>: no element of a path
+            return parent
         if tag == "table" and above:  # a table above a block is a layout table (a data table is one block)
             in_skeleton = _rows(el) <= SKELETON_ROWS
             as_tag = "div" if in_skeleton else tag
