@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from extract_trt.runtime.html.dom import Node, up_to_memo
-from extract_trt.runtime.html.simplify import CONTAINER_LEVELS
+from extract_trt.runtime.html.simplify import CONTAINER_LEVELS, WRAPPER_TAG
 from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["SKELETON_ROWS", "skeleton_tables_as_divs"]
@@ -39,7 +39,6 @@ SKELETON_ROWS = 3
 _ROW_GROUPS = frozenset({"tbody", "thead", "tfoot"})
 _CELLS = frozenset({"td", "th"})
 _DOCUMENT = frozenset({"-undef", "#document"})
-_WRAPPER = "cc-alg-uc-text"  # the simplifier's wrapper around a run of text: its parent is the block
 
 
 class _Seen(NamedTuple):
@@ -99,8 +98,8 @@ class _View:
         return _Seen((*parent.path, as_tag), parent.dropped, kept, in_skeleton)
 
 
-def _as_seen(block: Block, tag: str, tag_path: str, depth: int, containers: tuple[int, ...]) -> Block:
-    b = block  # a Block built whole: dataclasses.replace was most of the view's time
+def _as_seen(b: Block, tag: str, tag_path: str, depth: int, containers: tuple[int, ...]) -> Block:
+    # a Block built whole: dataclasses.replace was most of the view's time
     return Block(b.item_id, b.html, b.text, tag, b.classes, b.element_id, depth, tag_path, b.link_text_length,
                  b.content_type, b.ancestor_names, containers)  # fmt: skip
 
@@ -119,7 +118,7 @@ def skeleton_tables_as_divs(page: PageBlocks) -> PageBlocks:
         if node is None:  # not met on the shared pages; its containers must not meet the view's numbers
             seen_blocks.append(_as_seen(block, block.tag, block.tag_path, block.depth, ()))
             continue
-        if node.tag == _WRAPPER and node.parent is not None:
+        if node.tag == WRAPPER_TAG and node.parent is not None:  # a run of text: its parent is the block
             node = node.parent
         seen = view.of(node)
         path = ">".join(seen.path)
