@@ -14,6 +14,7 @@ from extract_trt import Extractor, simplify  # noqa: E402
 from extract_trt.errors import LabelerError  # noqa: E402
 from extract_trt.runtime.labelers import default_labeler, get_labeler  # noqa: E402
 from extract_trt.runtime.labelers.features import Vocabulary, page_features  # noqa: E402
+from extract_trt.runtime.labelers.paragraphs import pre_elements  # noqa: E402
 from extract_trt.runtime.labelers.block_model import (  # noqa: E402
     FEATURE_VERSION,
     MANIFEST,
@@ -510,6 +511,31 @@ def test_a_page_with_code_is_cut_lower(monkeypatch):
     one = simplify(f"<html><body>{one_snippet}</body></html>")
     assert [b.tag for b in one.blocks].count("pre") == 1
     assert code_page_cut(one, own, low) == own  # one snippet: an article like any other
+
+
+def test_a_snippet_wrapped_line_by_line_is_one_code_block():
+    """Editors and highlighters wrap each line of a snippet in an element of its own: the scheme makes a block of
+    every line, none of them a ``pre`` block, and the page is still a page with two snippets (its lines in one
+    ``pre`` count once: two lines of one snippet are not two snippets)."""
+
+    def snippet(*lines: str) -> str:
+        return "<pre><code>" + "".join(f"<div class='cm-line'>{line}</div>" for line in lines) + "</code></pre>"
+
+    guide = (
+        "<h1>Reading cookies</h1><p>To read a cookie, look it up on the request object by its name.</p>"
+        f"{snippet('value = request.cookies.get(1)', 'print(value)')}"
+        "<p>To set one, attach it to the response you return.</p>"
+        f"{snippet('response.set_cookie(1, value)', 'return response')}<footer><p>Privacy policy</p></footer>"
+    )
+    page = simplify(f"<html><body>{guide}</body></html>")
+    assert [b.tag for b in page.blocks].count("pre") == 0
+    assert sum(">pre>" in b.tag_path for b in page.blocks) == 4
+    assert pre_elements(page, 5) == 2
+    assert code_page_cut(page, 0.5, 0.15) == 0.25
+    first_only = guide.split("<p>To set one")[0]
+    one = simplify(f"<html><body>{first_only}</body></html>")
+    assert pre_elements(one, 5) == 1  # two lines, one snippet
+    assert code_page_cut(one, 0.5, 0.15) == 0.5
 
 
 def test_a_label_left_dangling_at_the_end_goes():

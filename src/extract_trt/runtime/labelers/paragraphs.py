@@ -28,6 +28,7 @@ from extract_trt.runtime.types import HEADING_TAGS, PageBlocks
 
 __all__ = [
     "CODE_TAGS", "PARAGRAPH_TAGS", "code_block_lines", "join_code_lines", "join_paragraph_pieces", "paragraph_pieces",
+    "pre_elements",
 ]  # fmt: skip
 
 PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "dd", "dt", "blockquote", "figcaption", "pre"}
@@ -112,6 +113,25 @@ def _outermost_code(node: Node | None, outermost: dict[int, Node | None]) -> Nod
             found = element
         outermost[id(element)] = found
     return found
+
+
+def pre_elements(page: PageBlocks, enough: int) -> int:
+    """How many ``pre`` elements hold blocks of ``page``, counted up to ``enough``: a snippet is one whether the
+    scheme made it one block or a block of every line that an editor wrapped in an element of its own."""
+    nodes = page.page_map.id_nodes
+    found: set[int] = set()
+    for block in page.blocks:
+        # a substring test first, as for code_block_lines: most blocks of most pages are not code
+        if block.tag != "pre" and ">pre" not in block.tag_path:
+            continue
+        node = nodes.get(block.item_id)
+        while node is not None and node.tag != "pre":
+            node = node.parent
+        if node is not None:
+            found.add(id(node))
+            if len(found) >= enough:
+                break
+    return len(found)
 
 
 def join_code_lines(page: PageBlocks, main: np.ndarray) -> np.ndarray:
