@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from pathlib import Path
 
 import lxml.html
@@ -38,6 +39,11 @@ SECTIONING = frozenset(
 )
 LAYOUT_DEPTH = 6  # how far below <body> a div becomes a layout table (page columns, not a story's boxes)
 FORMS = ("as is", "reparsed", "html4", "tables")
+# An HTML5 parser reads on past a </body> or </html> met before the page's end (pages close them early and go
+# on: a theme's header template ending in them), and puts what follows in the body; libxml2 drops what follows
+# </html>, and would take the text of such a page out of every rewritten form. Without them lxml reads the
+# rest into the body as a browser does.
+EARLY_CLOSE = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 
 
 def _depth_below_body(element: etree._Element) -> int | None:
@@ -78,7 +84,7 @@ def rewrite(html: str, form: str) -> str:
     if form == "as is":
         return html
     try:
-        root = lxml.html.document_fromstring(html)
+        root = lxml.html.document_fromstring(EARLY_CLOSE.sub("", html))
     except (etree.ParserError, ValueError):
         return html
     if form in ("html4", "tables"):

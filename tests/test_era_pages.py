@@ -60,3 +60,12 @@ def test_nested_layout_divs_stay_in_their_cells():
     assert not [e for e in root.iter("tr") if e.text and e.text.strip()]
     reparsed = lxml.html.document_fromstring(lxml.html.tostring(root, encoding="unicode"))
     assert [t.strip() for t in reparsed.itertext() if t.strip()] == ["one", "two", "three", "four"]
+
+
+def test_text_after_an_early_closing_html_tag_stays_in_every_form():
+    # a theme's header template that ends in </body></html>, the story after it: a browser (and our parser)
+    # reads on into the body, libxml2 drops what follows </html>
+    page = "<html><body><header>Menu</header></body></html>\n<div><h1>Story</h1><p>Text after the tags.</p></div>"
+    for form in ("reparsed", "html4", "tables"):
+        root = lxml.html.document_fromstring(era_pages.rewrite(page, form))
+        assert " ".join(" ".join(root.itertext()).split()) == "Menu Story Text after the tags.", form
