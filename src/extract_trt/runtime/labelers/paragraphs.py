@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import Node
+from extract_trt.runtime.html.dom import Node, up_to_memo
 from extract_trt.runtime.types import HEADING_TAGS, PageBlocks
 
 __all__ = [
@@ -119,16 +119,20 @@ def pre_elements(page: PageBlocks, enough: int) -> int:
     """How many ``pre`` elements hold blocks of ``page``, counted up to ``enough``: a snippet is one whether the
     scheme made it one block or a block of every line that an editor wrapped in an element of its own."""
     nodes = page.page_map.id_nodes
+    nearest: dict = {}  # per element walked: the nearest pre at or above it, False for none
     found: set[int] = set()
     for block in page.blocks:
         # a substring test first, as for code_block_lines: most blocks of most pages are not code
         if block.tag != "pre" and ">pre" not in block.tag_path:
             continue
-        node = nodes.get(block.item_id)
-        while node is not None and node.tag != "pre":
-            node = node.parent
-        if node is not None:
-            found.add(id(node))
+        path, above = up_to_memo(nodes.get(block.item_id), nearest)
+        pre = above if above is not None else False
+        for element in path:  # top first: a pre met on the way down is the nearest for what lies below it
+            if element.tag == "pre":
+                pre = element
+            nearest[element] = pre
+        if pre is not False:
+            found.add(id(pre))
             if len(found) >= enough:
                 break
     return len(found)
