@@ -10,7 +10,8 @@ cut into overlapping windows and each block takes its prediction from the window
 from an edge. A block is main when p(main) reaches the page's threshold, its text is not that of an
 earlier main block (:func:`drop_repeats`) and it is not script source shown as text
 (:mod:`~extract_trt.runtime.labelers.script_text`); the pieces of a paragraph that the block scheme split
-take one label (:mod:`~extract_trt.runtime.labelers.paragraphs`). The balanced labeler cuts each page where its own
+take one label (:mod:`~extract_trt.runtime.labelers.paragraphs`), and so do the items of a list the model mostly
+kept (:mod:`~extract_trt.runtime.labelers.list_items`). The balanced labeler cuts each page where its own
 p(main) falls apart (:func:`page_threshold`, within the model's recall- and precision-favoring
 thresholds; half as high on a page with code, :func:`code_page_cut`); the precision- and recall-favoring
 ones, and a threshold given, cut every page at one p(main) chosen at training time (one per :data:`FAVORS`).
@@ -36,6 +37,7 @@ from extract_trt.runtime.html.simplify import MINERU_V11, SimplifyProfile
 from extract_trt.runtime.html.simplify_v1 import simplify_profile
 from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeatures, Vocabulary, page_features, windows
 from extract_trt.runtime.labelers.layout_tables import skeleton_tables_as_divs
+from extract_trt.runtime.labelers.list_items import join_list_items
 from extract_trt.runtime.labelers.paragraphs import join_code_lines, join_paragraph_pieces, pre_elements
 from extract_trt.runtime.labelers.script_text import drop_script_text
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
@@ -229,6 +231,8 @@ class BlockModelLabeler:
         skeleton_tables: read a page's skeleton tables (layout tables of a few rows: the columns of a site of
             2000-2012) as ``div``s (default; :mod:`~extract_trt.runtime.labelers.layout_tables`); ``False``:
             every table as it is, as the model was trained.
+        list_items: keep every block of one shape in the items of one list when the model kept at least half of
+            them (default; :mod:`~extract_trt.runtime.labelers.list_items`); ``False``: as the model labelled them.
     """
 
     name = "block-model"
@@ -245,6 +249,7 @@ class BlockModelLabeler:
         keep_repeats: bool = False,
         per_page: bool = True,
         skeleton_tables: bool = True,
+        list_items: bool = True,
     ) -> None:
         if favor not in FAVORS:
             raise ModelLoadError(f"favor must be one of {', '.join(FAVORS)}, got {favor!r}")
@@ -309,6 +314,7 @@ class BlockModelLabeler:
             self.name = f"block-model-{favor}"
         self.keep_repeats = keep_repeats
         self.skeleton_tables = skeleton_tables
+        self.list_items = list_items
         self.window = int(self.manifest.get("window", WINDOW))
         self.overlap = int(self.manifest.get("overlap", OVERLAP))
         # the block scheme the model was trained on (models written before the field: the reference's)
@@ -340,6 +346,8 @@ class BlockModelLabeler:
                 main = keep_section_headings(page, prob, main, self.threshold)
             main = drop_script_text(page, main)
             main = join_paragraph_pieces(page, main)
+            if self.list_items:
+                main = join_list_items(page, main)
             if not self.keep_repeats:
                 main = drop_repeats(page, main)
             # last: a code block split at <br> is one paragraph and took its majority above; lines wrapped in
