@@ -17,25 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import Node, up_to_memo
+from extract_trt.runtime.labelers.paragraphs import nearest_element
 from extract_trt.runtime.types import PageBlocks
 
 __all__ = ["MIN_ITEMS", "join_list_items", "list_item_groups"]
 
 MIN_ITEMS = 6  # items of one list with blocks of one shape, at least: a group
 KEEP_SHARE = 0.5  # of a group's blocks kept by the model, at least: the group is kept
-
-
-def _nearest_item(node: Node | None, memo: dict) -> Node | None:
-    """The nearest ``li`` at or above ``node``; ``memo`` remembers it for every element walked (``False``: none),
-    so the blocks of one list cost one walk up between them."""
-    path, above = up_to_memo(node, memo)
-    item = above if above is not None else False
-    for element in path:  # top first: an li met on the way down is the nearest for what lies below it
-        if element.tag == "li":
-            item = element
-        memo[element] = item
-    return item or None
 
 
 def list_item_groups(page: PageBlocks) -> list[list[int]]:
@@ -48,7 +36,7 @@ def list_item_groups(page: PageBlocks) -> list[list[int]]:
     for i, block in enumerate(page.blocks):
         if ">li" not in block.tag_path:  # a substring test first: most blocks of most pages are in no list
             continue
-        item = _nearest_item(nodes.get(block.item_id), memo)
+        item = nearest_element(nodes.get(block.item_id), "li", memo)
         if item is None or item.parent is None:
             continue
         key = (id(item.parent), block.tag_path)

@@ -28,7 +28,7 @@ from extract_trt.runtime.types import HEADING_TAGS, PageBlocks
 
 __all__ = [
     "CODE_TAGS", "PARAGRAPH_TAGS", "code_block_lines", "join_code_lines", "join_paragraph_pieces", "paragraph_pieces",
-    "pre_elements",
+    "nearest_element", "pre_elements",
 ]  # fmt: skip
 
 PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "dd", "dt", "blockquote", "figcaption", "pre"}
@@ -115,23 +115,30 @@ def _outermost_code(node: Node | None, outermost: dict[int, Node | None]) -> Nod
     return found
 
 
+def nearest_element(node: Node | None, tag: str, memo: dict) -> Node | None:
+    """The nearest ``tag`` element at or above ``node``. ``memo`` remembers it for every element walked (``False``
+    for none), so the blocks under one element cost one walk up between them, however deep they lie."""
+    path, above = up_to_memo(node, memo)
+    nearest = above if above is not None else False
+    for element in path:  # top first: one met on the way down is the nearest for what lies below it
+        if element.tag == tag:
+            nearest = element
+        memo[element] = nearest
+    return nearest or None
+
+
 def pre_elements(page: PageBlocks, enough: int) -> int:
     """How many ``pre`` elements hold blocks of ``page``, counted up to ``enough``: a snippet is one whether the
     scheme made it one block or a block of every line that an editor wrapped in an element of its own."""
     nodes = page.page_map.id_nodes
-    nearest: dict = {}  # per element walked: the nearest pre at or above it, False for none
+    memo: dict = {}
     found: set[int] = set()
     for block in page.blocks:
         # a substring test first, as for code_block_lines: most blocks of most pages are not code
         if block.tag != "pre" and ">pre" not in block.tag_path:
             continue
-        path, above = up_to_memo(nodes.get(block.item_id), nearest)
-        pre = above if above is not None else False
-        for element in path:  # top first: a pre met on the way down is the nearest for what lies below it
-            if element.tag == "pre":
-                pre = element
-            nearest[element] = pre
-        if pre is not False:
+        pre = nearest_element(nodes.get(block.item_id), "pre", memo)
+        if pre is not None:
             found.add(id(pre))
             if len(found) >= enough:
                 break
