@@ -608,6 +608,19 @@ def up_to_memo(node: Node | None, memo: dict) -> tuple[list[Node], Any]:
     return path, None
 
 
+def enclosing_element(node: Node | None, tags: frozenset, memo: dict, outermost: bool = False) -> Node | None:
+    """The nearest element at or above ``node`` whose tag is in ``tags`` (``outermost``: the highest one).
+    ``memo`` remembers the answer for every element walked (``False``: none), so the blocks under one element
+    cost one walk up between them (:func:`up_to_memo`), however deep they lie; keep one ``memo`` per question."""
+    path, above = up_to_memo(node, memo)
+    found = above if above is not None else False
+    for element in path:  # top first: for what lies below, a match met on the way down is the nearest
+        if element.tag in tags and (found is False or not outermost):
+            found = element
+        memo[element] = found
+    return None if found is False else found
+
+
 def release(root: Node) -> None:
     """Drop the parent links of ``root``'s tree once it is no longer needed; the tree must not be used
     afterwards. Parent links make a page's tree a web of reference cycles, which only CPython's cyclic

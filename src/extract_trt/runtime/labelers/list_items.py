@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from extract_trt.runtime.labelers.paragraphs import nearest_element
+from extract_trt.runtime.html.dom import enclosing_element
 from extract_trt.runtime.types import PageBlocks
 
 __all__ = ["MIN_ITEMS", "join_list_items", "list_item_groups"]
 
 MIN_ITEMS = 6  # items of one list with blocks of one shape, at least: a group
+_ITEM = frozenset({"li"})
 KEEP_SHARE = 0.5  # of a group's blocks kept by the model, at least: the group is kept
 
 
@@ -36,7 +37,7 @@ def list_item_groups(page: PageBlocks) -> list[list[int]]:
     for i, block in enumerate(page.blocks):
         if ">li" not in block.tag_path:  # a substring test first: most blocks of most pages are in no list
             continue
-        item = nearest_element(nodes.get(block.item_id), "li", memo)
+        item = enclosing_element(nodes.get(block.item_id), _ITEM, memo)
         if item is None or item.parent is None:
             continue
         key = (id(item.parent), block.tag_path)

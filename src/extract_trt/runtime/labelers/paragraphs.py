@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import Node, up_to_memo
+from extract_trt.runtime.html.dom import Node, enclosing_element
 from extract_trt.runtime.types import HEADING_TAGS, PageBlocks
 
 __all__ = [
     "CODE_TAGS", "PARAGRAPH_TAGS", "code_block_lines", "join_code_lines", "join_paragraph_pieces", "paragraph_pieces",
-    "nearest_element", "pre_elements",
+    "pre_elements",
 ]  # fmt: skip
 
 PARAGRAPH_TAGS = HEADING_TAGS | {"p", "li", "dd", "dt", "blockquote", "figcaption", "pre"}
@@ -42,6 +42,7 @@ MAX_LEVELS = 8
 # "Print | Email" toolbar), not a sentence.
 _LAYOUT_TAGS = frozenset({"div", "section", "article", "ul", "ol", "table", "td", "th", "body", "html"})
 CODE_TAGS = frozenset({"pre", "code"})
+_PRE = frozenset({"pre"})
 
 
 def _paragraph_of(node: Node | None) -> Node | None:
@@ -89,42 +90,15 @@ def code_block_lines(page: PageBlocks) -> list[list[int]]:
     """The block indices of each code block that the scheme split into two or more blocks, in page order."""
     groups: dict[int, list[int]] = {}
     nodes = page.page_map.id_nodes
-    outermost: dict[int, Node | None] = {}  # per element: the outermost pre/code at or above it
+    outermost: dict = {}  # per element walked: the outermost pre/code at or above it
     for i, block in enumerate(page.blocks):
         # a substring test first (a false hit only costs the walk): most blocks of most pages are not code
         if ">pre" not in block.tag_path and ">code" not in block.tag_path:
             continue
-        code = _outermost_code(nodes.get(block.item_id), outermost)
+        code = enclosing_element(nodes.get(block.item_id), CODE_TAGS, outermost, outermost=True)
         if code is not None:
             groups.setdefault(id(code), []).append(i)
     return [members for members in groups.values() if len(members) > 1]
-
-
-def _outermost_code(node: Node | None, outermost: dict[int, Node | None]) -> Node | None:
-    """The outermost ``pre``/``code`` element at or above ``node``; ``outermost`` remembers every element
-    walked, so the lines of one deep code block cost one walk up between them, not one each."""
-    path = []
-    while node is not None and id(node) not in outermost:
-        path.append(node)
-        node = node.parent
-    found = outermost[id(node)] if node is not None else None
-    for element in reversed(path):  # from the top down: the first code element met is the outermost
-        if found is None and element.tag in CODE_TAGS:
-            found = element
-        outermost[id(element)] = found
-    return found
-
-
-def nearest_element(node: Node | None, tag: str, memo: dict) -> Node | None:
-    """The nearest ``tag`` element at or above ``node``. ``memo`` remembers it for every element walked (``False``
-    for none), so the blocks under one element cost one walk up between them, however deep they lie."""
-    path, above = up_to_memo(node, memo)
-    nearest = above if above is not None else False
-    for element in path:  # top first: one met on the way down is the nearest for what lies below it
-        if element.tag == tag:
-            nearest = element
-        memo[element] = nearest
-    return nearest or None
 
 
 def pre_elements(page: PageBlocks, enough: int) -> int:
@@ -137,7 +111,7 @@ def pre_elements(page: PageBlocks, enough: int) -> int:
         # a substring test first, as for code_block_lines: most blocks of most pages are not code
         if block.tag != "pre" and ">pre" not in block.tag_path:
             continue
-        pre = nearest_element(nodes.get(block.item_id), "pre", memo)
+        pre = enclosing_element(nodes.get(block.item_id), _PRE, memo)
         if pre is not None:
             found.add(id(pre))
             if len(found) >= enough:
