@@ -216,6 +216,12 @@ def test_text_list_markers() -> None:
     assert to_text("<dl><dt>term</dt><dd>definition</dd></dl>") == "term\ndefinition"
 
 
+def test_text_list_item_of_one_paragraph_is_one_line() -> None:
+    """``<li><p>…</p></li>`` reads as the item without the ``p``; an item of several blocks keeps its blank lines."""
+    html = "<p>x</p><ul><li><p>one</p></li><li> <h3>two</h3> </li><li><p>three</p><p>more</p></li><li>four <p>five</p></li></ul><p>y</p>"
+    assert to_text(html) == "x\n\n- one\n- two\n\n- three\n\nmore\n\n- four\n\nfive\n\ny"
+
+
 def test_text_drops_script_style_and_friends() -> None:
     html = (
         "<div>keep<script>var s = '<p>no</p>';</script><style>p { color: red }</style>"

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from extract_trt.runtime.html import convert
-from extract_trt.runtime.html.reconstruct import reconstruct
-from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.reconstruct import reconstruct, reconstruct_main
+from extract_trt.runtime.html.simplify import MINERU_V11_WITH_HIDDEN, simplify
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler, annotation_labels
 from extract_trt.runtime.types import Labels
 
@@ -55,6 +55,22 @@ def test_main_keeps_ancestors_descendants_and_adjacent_br():
     if REF is not None:
         _, ref_map = REF.simplify(page_html)
         assert out == REF.extract_main_html(ref_map, {"1": "other", "2": "other", "3": "main", "4": "other"})
+
+
+def test_a_line_break_wrapped_in_a_span_stays_between_kept_pieces():
+    """Editors pasting from Word write ``<span><br> </span>`` between a paragraph's lines; the built-in model's
+    profile keeps it with the pieces around it (the reference's profile drops the span and its break)."""
+    page_html = (
+        "<html><body><p><span>curl your toes</span><span><br> </span><span>into the grass</span>"
+        "<span><b><br></b></span><span>and walk</span></p></body></html>"
+    )
+    page = simplify(page_html, profile=MINERU_V11_WITH_HIDDEN)
+    assert [b.text for b in page.blocks] == ["curl your toes", "into the grass", "and walk"]
+    main = reconstruct_main(page, Labels(np.ones(3, dtype=bool), "t"))
+    assert convert.to_text(main) == "curl your toes\ninto the grass\nand walk"
+    assert convert.to_text(reconstruct_main(page, Labels(np.array([True, False, False]), "t"))) == "curl your toes"
+    reference = reconstruct_main(simplify(page_html), Labels(np.ones(3, dtype=bool), "t"))
+    assert convert.to_text(reference) == "curl your toesinto the grassand walk"
 
 
 def test_absolute_urls_are_unescaped():

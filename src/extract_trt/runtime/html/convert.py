@@ -19,7 +19,8 @@ Plain text is modelled on the DOM ``innerText`` rules:
 * block elements (``div``, ``li``, ``tr``, ``dt``, ``dd``, ``caption``, ``figcaption``, …) start and end a line;
   "paragraph" blocks (``p``, ``h1``–``h6``, ``pre``, ``blockquote``, ``table``, ``figure``, ``section``,
   ``article``, ``header``, ``footer``, ``hr``, top-level ``ul``/``ol``/``dl`` …) are separated by one blank line;
-  a list nested in another list only breaks the line. Adjacent breaks merge (the strongest wins), so there is
+  a list nested in another list only breaks the line, and so does a paragraph block that is its list item's
+  only content (``<li><p>…</p></li>`` is one line, like ``<li>…</li>``). Adjacent breaks merge (the strongest wins), so there is
   never more than one blank line in a row.
 * ``<br>`` ends the line; a second ``<br>`` in a row gives a blank line.
 * A list item starts with a marker, as in trafilatura's text and in Markdown: ``- `` in an unordered list,
@@ -230,7 +231,7 @@ class _TextWriter:
         if tag in _SKIP_TAGS:
             return False
         if tag in _PARAGRAPH_TAGS:
-            self.brk(2)
+            self.brk(1 if _item_paragraph(node) else 2)
         elif tag in _LINE_TAGS:
             self.brk(1)
             if tag == "tr":
@@ -257,7 +258,7 @@ class _TextWriter:
     def close(self, node: Node) -> None:
         tag = node.tag
         if tag in _PARAGRAPH_TAGS:
-            self.brk(2)
+            self.brk(1 if _item_paragraph(node) else 2)
         elif tag in _LINE_TAGS:
             self.brk(1)
             if tag == "tr" and self.rows:
@@ -282,6 +283,15 @@ class _TextWriter:
 
     def result(self) -> str:
         return "".join(self.parts).rstrip().lstrip("\n")
+
+
+def _item_paragraph(node: Node) -> bool:
+    """Whether ``node`` is the one element of a list item (``<li><p>…</p></li>``): such an item is a line of
+    its list, as the item without the ``p`` would be."""
+    parent = node.parent
+    if parent is None or parent.tag != "li" or len(parent.children) != 1:
+        return False
+    return not (parent.text and not parent.text.isspace()) and not (node.tail and not node.tail.isspace())
 
 
 def to_text(main: str | MainContent) -> str:

@@ -1,7 +1,8 @@
 """Labels → main HTML, by the reference rules (MinerU-HTML v1.1 ``map_to_main``, spec §2.6).
 
 For every block labelled main, its element in the original DOM is kept with all its descendants and
-ancestors; a ``<br>`` right after a kept element or right before one is kept too; everything else goes
+ancestors; a ``<br>`` right after a kept element or right before one is kept too (profiles with
+``recall_wrapped_breaks``: also one alone in inline wrappers beside a kept piece); everything else goes
 with its tail text; ``cc-alg-uc-text`` wrappers are unwrapped; entities inside absolute ``href``/``src``
 URLs are unescaped (the Dripper v1.0 profile, spec §1.9: no ``<br>`` recall, the whole output
 unescaped). The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
@@ -74,6 +75,8 @@ def reconstruct_main(
     profile = page.page_map.profile
     if keep and profile.recall_line_breaks:
         _recall_line_breaks(nodes, keep)
+    if keep and profile.recall_wrapped_breaks:
+        _recall_wrapped_breaks(nodes, keep)
     if sanitize:
         sanitize_tree(root, keep)
     if not html:
@@ -126,6 +129,37 @@ def _recall_line_breaks(nodes: list[Node], keep: set[Node]) -> None:
             if previous.tag == "br" and node.tag != "br" and node in keep:
                 keep.add(previous)
         previous = node
+
+
+def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
+    """Keep a ``<br>`` that is alone in inline wrappers (``<span><br> </span>``: how editors pasted from Word
+    write a line break), with the wrappers, when their parent is kept and so is the ``<br>`` or a sibling
+    beside the outermost wrapper. A split paragraph's pieces are kept one by one and such a wrapper is in no
+    block, so without this the lines run together ("curl your toesinto the grass")."""
+    for node in nodes:
+        if node.tag != "br" or node.parent in keep:
+            continue
+        wrapper = node
+        parent = node.parent
+        while (
+            parent is not None
+            and parent not in keep
+            and len(parent.children) == 1
+            and _blank(parent.text)
+            and _blank(wrapper.tail)
+        ):
+            wrapper = parent
+            parent = parent.parent
+        if wrapper is node or parent is None or parent not in keep:
+            continue
+        siblings = parent.children
+        at = next(i for i, kid in enumerate(siblings) if kid is wrapper)
+        if node in keep or (at and siblings[at - 1] in keep) or (at + 1 < len(siblings) and siblings[at + 1] in keep):
+            keep.update(iter_tree(wrapper))
+
+
+def _blank(text: str | None) -> bool:
+    return not text or text.isspace()
 
 
 def _unescape_urls(html: str, *, keep_closed: bool = False) -> str:

@@ -110,6 +110,7 @@ class SimplifyProfile:
     truncate: Callable[[_Frag, int], None]
     reread_body_run: Callable[[_Frag], _Frag]  # how a run directly under <body> parses back (may _Skip)
     recall_line_breaks: bool  # reconstruction keeps <br> next to kept elements
+    recall_wrapped_breaks: bool  # ... and a <br> alone in an inline wrapper (<span><br></span>) beside one
     unescape_all: bool  # reconstruction unescapes the whole output (else only absolute URLs)
 
 
@@ -1161,6 +1162,7 @@ MINERU_V11 = SimplifyProfile(
     truncate=_truncate,
     reread_body_run=_reread_as_fragment,
     recall_line_breaks=True,
+    recall_wrapped_breaks=False,
     unescape_all=False,
 )
 
@@ -1169,4 +1171,6 @@ MINERU_V11 = SimplifyProfile(
 # content the reader does see that way — tab panels, accordions, text a script fades in, a page shown once
 # loaded — as well as menus and dialogs; the model, not the scheme, tells them apart. Models trained on the
 # reference's blocks keep MINERU_V11.
-MINERU_V11_WITH_HIDDEN = replace(MINERU_V11, name="mineru-v1.1+hidden", should_remove=_is_nav_marker)
+MINERU_V11_WITH_HIDDEN = replace(
+    MINERU_V11, name="mineru-v1.1+hidden", should_remove=_is_nav_marker, recall_wrapped_breaks=True
+)

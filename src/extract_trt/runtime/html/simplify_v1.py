@@ -128,6 +128,7 @@ DRIPPER_V1 = SimplifyProfile(
     truncate=_truncate_each_text,
     reread_body_run=_reread_as_document,
     recall_line_breaks=False,
+    recall_wrapped_breaks=False,
     unescape_all=True,
 )
 
