@@ -95,6 +95,7 @@ def text_pages() -> list[tuple[str, str]]:
         ("output/ampersands", "<p>" + "&" * 500_000 + "</p>"),
         ("output/entities", "<p>" + "&lt;" * 200_000 + "</p>"),
         ("output/siblings", "<div>" + "<p>p</p>" * 50_000 + "</div>"),
+        ("output/wrapped-breaks", "<p>" + "<span>x</span><span><br> </span>" * 50_000 + "</p>"),
         ("output/long-word", "<p>" + "x" * 2_000_000 + "</p>"),
         ("plaintext/all-tags-after", "<plaintext>" + "<div><p>" * 40_000),
         ("plaintext/early", "<p>a</p><plaintext></plaintext><div>" * 10_000),

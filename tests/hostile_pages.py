@@ -149,6 +149,7 @@ ROUND2: list[tuple[str, str]] = [
     ("attribute-flood-quoted-gt", "<p " + " ".join(f'a{i}=">"' for i in range(1_500)) + ">x</p>"),
     ("reconstruction-bomb", "<body><p>" + "".join(f"<b id=b{i}>" for i in range(100)) + "</p>" + "<p>x</p>" * 100),
     ("plaintext-tags", "<p>Intro.</p><plaintext>" + "<div>" * 500),
+    ("wrapped-breaks", "<p>" + "<span>x</span><span><br> </span>" * 2_000 + "</p>"),
 ]
 
 

@@ -136,6 +136,7 @@ def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
     write a line break), with the wrappers, when their parent is kept and so is the ``<br>`` or a sibling
     beside the outermost wrapper. A split paragraph's pieces are kept one by one and such a wrapper is in no
     block, so without this the lines run together ("curl your toesinto the grass")."""
+    positions: dict[Node, dict[Node, int]] = {}  # per parent, its children's places: one pass per parent
     for node in nodes:
         if node.tag != "br" or node.parent in keep:
             continue
@@ -153,7 +154,10 @@ def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
         if wrapper is node or parent is None or parent not in keep:
             continue
         siblings = parent.children
-        at = next(i for i, kid in enumerate(siblings) if kid is wrapper)
+        places = positions.get(parent)
+        if places is None:
+            places = positions[parent] = {kid: i for i, kid in enumerate(siblings)}
+        at = places[wrapper]
         if node in keep or (at and siblings[at - 1] in keep) or (at + 1 < len(siblings) and siblings[at + 1] in keep):
             keep.update(iter_tree(wrapper))
 

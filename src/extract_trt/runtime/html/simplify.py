@@ -701,10 +701,16 @@ def _truncate(root: _Frag, limit: int) -> None:
                 cur = cur.parent
 
 
-def _index(items: list, target: object) -> int:
-    for i, item in enumerate(items):
-        if item is target:
-            return i
+def _index(items: list, target: object, start: int = 0) -> int:
+    """The position of ``target`` in ``items``, looked for from ``start`` on first (a hint), then before it."""
+    n = len(items)
+    i = min(max(start, 0), n)
+    for j in range(i, n):
+        if items[j] is target:
+            return j
+    for j in range(i):
+        if items[j] is target:
+            return j
     raise ValueError("node is not a child of its parent")
 
 
@@ -956,6 +962,9 @@ class _Mapper:
     def __init__(self, inline_tags: frozenset[str]) -> None:
         self.inline_tags = inline_tags
         self.id_nodes: dict[int, Node] = {}
+        # per parent, where its last run was wrapped: the runs of a paragraph split at <br> come in document
+        # order, so the next one is looked for from there (a scan from the start is quadratic in the pieces)
+        self.wrapped_at: dict[Node, int] = {}
 
     def mark(self, node: Node, item_id: int) -> None:
         if node.item_id is not None and self.id_nodes.get(node.item_id) is node:
@@ -992,8 +1001,9 @@ class _Mapper:
 
     def _wrap_run(self, parent: Node, run: list[Node], item_id: int) -> None:
         kids = parent.children
-        start = _index(kids, run[0])
-        end = _index(kids, run[-1])
+        start = _index(kids, run[0], self.wrapped_at.get(parent, 0))
+        end = _index(kids, run[-1], start)
+        self.wrapped_at[parent] = start + 1
         last = run[-1]
         leading = parent.text if start == 0 else kids[start - 1].tail
         wrapper = self.wrapper(parent, item_id, leading or None)
@@ -1006,7 +1016,7 @@ class _Mapper:
         for node in moved:
             node.parent = wrapper
         wrapper.children = moved
-        parent.children = kids[:start] + [wrapper] + kids[end + 1 :]
+        kids[start : end + 1] = [wrapper]  # in place: a new list per run is quadratic in the pieces
         if last.tag == "br" and last.tail:
             wrapper.tail = last.tail
             last.tail = None
