@@ -96,6 +96,8 @@ def text_pages() -> list[tuple[str, str]]:
         ("output/entities", "<p>" + "&lt;" * 200_000 + "</p>"),
         ("output/siblings", "<div>" + "<p>p</p>" * 50_000 + "</div>"),
         ("output/wrapped-breaks", "<p>" + "<span>x</span><span><br> </span>" * 50_000 + "</p>"),
+        ("metadata/json-ld-deep", '<script type="application/ld+json">' + '{"a":' * 50_000 + "1" + "}" * 50_000 + "</script>" + text),
+        ("metadata/json-ld-list", '<script type="application/ld+json">[' + ",".join(['{"@type":"Thing"}'] * 300_000) + "]</script>" + text),
         ("output/long-word", "<p>" + "x" * 2_000_000 + "</p>"),
         ("plaintext/all-tags-after", "<plaintext>" + "<div><p>" * 40_000),
         ("plaintext/early", "<p>a</p><plaintext></plaintext><div>" * 10_000),
@@ -207,7 +209,7 @@ def build(root: Path) -> tuple[list[str], int]:
 
 def run(inputs: list[str], out: Path, workers: int) -> dict:
     cmd = [sys.executable, "-c", "import sys; from extract_trt.cli import main; sys.exit(main())"]
-    cmd += ["extract", *inputs, "-o", str(out), "-f", "markdown", "-w", str(workers)]
+    cmd += ["extract", *inputs, "-o", str(out), "-f", "markdown", "--metadata", "-w", str(workers)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     peak = 0

@@ -81,6 +81,17 @@ def test_json_ld_first_with_graph_and_id_references() -> None:
     assert json.loads(json.dumps(d)) == d and set(d) >= {"title", "date", "categories", "language_detected"}
 
 
+def test_json_ld_too_deep_to_parse_is_skipped_not_an_error() -> None:
+    """A JSON-LD block nested beyond the JSON parser's stack gives no metadata; the page is still extracted,
+    and the next block's objects are read (in document order, ``@graph`` members in place)."""
+    deep = '<script type="application/ld+json">' + '{"a":' * 5_000 + "1" + "}" * 5_000 + "</script>"
+    graph = {"@graph": [[{"@type": "WebSite", "name": "Site"}], {"@type": "Article", "headline": "From the graph"}]}
+    head = deep + f'<script type="application/ld+json">{json.dumps(graph)}</script>'
+    result = Extractor(output="text", metadata=True).extract(page(head))
+    assert result.error is None and "gardens" in result.text
+    assert result.metadata.title == "From the graph" and result.metadata.sitename == "Site"
+
+
 def test_opengraph_and_dublin_core_when_no_json_ld() -> None:
     head = (
         '<meta property="og:title" content="Tomatoes in pots | Example Gardens">'

@@ -336,18 +336,18 @@ def _json_ld_objects(texts: list[str]) -> list[dict[str, Any]]:
     for text in texts:
         try:
             data = json.loads(text.strip().rstrip(";"), strict=False)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the parser's stack: no metadata, not an error
             continue
-        stack = [data]
+        stack = [data]  # its top is its end: items pushed reversed come out in document order
         while stack:
-            item = stack.pop(0)
+            item = stack.pop()
             if isinstance(item, list):
-                stack[:0] = item
+                stack.extend(reversed(item))
             elif isinstance(item, dict):
                 out.append(item)
                 graph = item.get("@graph")
                 if isinstance(graph, list):
-                    stack[:0] = graph
+                    stack.extend(reversed(graph))
     return out
 
 
