@@ -49,7 +49,7 @@ from typing import Protocol
 import html2text
 
 from extract_trt.runtime.html import dom
-from extract_trt.runtime.html.dom import Node, collapsed_parts, dropped_blank
+from extract_trt.runtime.html.dom import Node, collapsed_parts, dropped_blank, is_blank
 from extract_trt.runtime.html.markdown import MarkdownWriter, first_number, remove_spacer_images
 from extract_trt.runtime.html.reconstruct import MainContent
 
@@ -291,7 +291,7 @@ def _item_paragraph(node: Node) -> bool:
     parent = node.parent
     if parent is None or parent.tag != "li" or len(parent.children) != 1:
         return False
-    return not (parent.text and not parent.text.isspace()) and not (node.tail and not node.tail.isspace())
+    return is_blank(parent.text) and is_blank(node.tail)
 
 
 def to_text(main: str | MainContent) -> str:

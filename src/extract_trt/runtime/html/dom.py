@@ -779,6 +779,11 @@ def _is_empty(node: Node, original: bool) -> bool:
     return not (node.text if original else node.ptext) and not (node.children if original else node.pchildren)
 
 
+def is_blank(text: str | None) -> bool:
+    """Whether ``text`` (an element's text or tail) is missing or whitespace only."""
+    return not text or text.isspace()
+
+
 def dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:
     """Whether libxml2's ``remove_blank_text`` parse drops ``text`` (the text of ``parent`` before its
     first child when ``previous`` is ``None``, else the tail of ``previous``)."""

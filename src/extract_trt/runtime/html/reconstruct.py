@@ -2,7 +2,7 @@
 
 For every block labelled main, its element in the original DOM is kept with all its descendants and
 ancestors; a ``<br>`` right after a kept element or right before one is kept too (profiles with
-``recall_wrapped_breaks``: also one alone in inline wrappers beside a kept piece); everything else goes
+``recall_wrapped_breaks``: also one alone in wrapper elements beside a kept piece); everything else goes
 with its tail text; ``cc-alg-uc-text`` wrappers are unwrapped; entities inside absolute ``href``/``src``
 URLs are unescaped (the Dripper v1.0 profile, spec §1.9: no ``<br>`` recall, the whole output
 unescaped). The result keeps the ``<html><body>`` skeleton and the ``_item_id`` marks, like the
@@ -17,7 +17,7 @@ import html as _html
 from dataclasses import dataclass
 from itertools import product
 
-from extract_trt.runtime.html.dom import Node, iter_tree, serialize
+from extract_trt.runtime.html.dom import Node, is_blank, iter_tree, serialize
 from extract_trt.runtime.html.sanitize import sanitize_tree
 from extract_trt.runtime.html.simplify import WRAPPER_TAG
 from extract_trt.runtime.types import Labels, PageBlocks
@@ -132,10 +132,11 @@ def _recall_line_breaks(nodes: list[Node], keep: set[Node]) -> None:
 
 
 def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
-    """Keep a ``<br>`` that is alone in inline wrappers (``<span><br> </span>``: how editors pasted from Word
-    write a line break), with the wrappers, when their parent is kept and so is the ``<br>`` or a sibling
-    beside the outermost wrapper. A split paragraph's pieces are kept one by one and such a wrapper is in no
-    block, so without this the lines run together ("curl your toesinto the grass")."""
+    """Keep a ``<br>`` that is alone in wrapper elements (``<span><br> </span>``: how editors pasted from Word
+    write a line break; any element holding only it, an empty ``<div><br></div>`` too), with the wrappers,
+    when their parent is kept and so is the ``<br>`` or a sibling beside the outermost wrapper. A split
+    paragraph's pieces are kept one by one and such a wrapper is in no block, so without this the lines run
+    together ("curl your toesinto the grass")."""
     positions: dict[Node, dict[Node, int]] = {}  # per parent, its children's places: one pass per parent
     for node in nodes:
         if node.tag != "br" or node.parent in keep:
@@ -146,8 +147,8 @@ def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
             parent is not None
             and parent not in keep
             and len(parent.children) == 1
-            and _blank(parent.text)
-            and _blank(wrapper.tail)
+            and is_blank(parent.text)
+            and is_blank(wrapper.tail)
         ):
             wrapper = parent
             parent = parent.parent
@@ -160,10 +161,6 @@ def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
         at = places[wrapper]
         if node in keep or (at and siblings[at - 1] in keep) or (at + 1 < len(siblings) and siblings[at + 1] in keep):
             keep.update(iter_tree(wrapper))
-
-
-def _blank(text: str | None) -> bool:
-    return not text or text.isspace()
 
 
 def _unescape_urls(html: str, *, keep_closed: bool = False) -> str:

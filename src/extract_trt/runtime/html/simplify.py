@@ -110,7 +110,7 @@ class SimplifyProfile:
     truncate: Callable[[_Frag, int], None]
     reread_body_run: Callable[[_Frag], _Frag]  # how a run directly under <body> parses back (may _Skip)
     recall_line_breaks: bool  # reconstruction keeps <br> next to kept elements
-    recall_wrapped_breaks: bool  # ... and a <br> alone in an inline wrapper (<span><br></span>) beside one
+    recall_wrapped_breaks: bool  # ... and a <br> alone in wrapper elements (<span><br></span>) beside one
     unescape_all: bool  # reconstruction unescapes the whole output (else only absolute URLs)
 
 
