@@ -1,4 +1,5 @@
-"""Script source shown as text (a broken attribute quote swallowing a <script> tag) is not main content."""
+"""Text that is no content (script source a broken attribute quote shows as text, noscript markup, filler) is
+never main."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers.block_model import BlockModelLabeler
-from extract_trt.runtime.labelers.script_text import drop_script_text, is_noscript_markup, is_script_text
+from extract_trt.runtime.labelers.script_text import is_filler_text, is_noscript_markup, is_script_text, not_content
 
 _REPORT = (
     "<p>Paragraph {i} of the report tells how the council voted on the new budget, what the mayor said "
@@ -56,14 +57,12 @@ def test_code_blocks_and_prose_about_code_are_not_script_text() -> None:
     assert [b.tag for b in page.blocks if is_script_text(b)] == []
 
 
-def test_drop_script_text_only_changes_main_script_blocks() -> None:
+def test_not_content_flags_only_the_script_block() -> None:
     page = _article_with_leak()
     leak = next(i for i, b in enumerate(page.blocks) if is_script_text(b))
-    main = np.ones(len(page.blocks), dtype=bool)
-    kept = drop_script_text(page, main)
-    assert not kept[leak] and kept.sum() == len(page.blocks) - 1
-    assert main.all()  # the input mask is left as it was
-    assert not drop_script_text(page, np.zeros(len(page.blocks), dtype=bool)).any()
+    flags = not_content(page, np.ones(len(page.blocks), dtype=bool))
+    assert flags.dtype == bool and flags.shape == (len(page.blocks),)
+    assert flags.nonzero()[0].tolist() == [leak]
 
 
 def test_labeler_leaves_leaked_script_out_whatever_its_score() -> None:
@@ -71,7 +70,7 @@ def test_labeler_leaves_leaked_script_out_whatever_its_score() -> None:
     leak = next(i for i, b in enumerate(page.blocks) if is_script_text(b))
     for labeler in (BlockModelLabeler(), BlockModelLabeler(threshold=0.0)):
         labels = labeler.label([page])[0]
-        assert not labels.main[leak]
+        assert not labels.main[leak] and labels.probability[leak] == 0.0
         assert sum(labels.main) >= 6  # the report's paragraphs stay
 
 
@@ -84,3 +83,25 @@ def test_markup_a_noscript_shows_as_text_is_not_main() -> None:
     assert flags == {_REPORT.format(i=1)[3:23]: False, '<div style="position': True, "Posted by a reader: ": False}
     labels = BlockModelLabeler(threshold=0.0).label([page])[0]
     assert labels.main.tolist() == [not flag for flag in flags.values()]
+
+
+def test_filler_words_are_never_main() -> None:
+    # a font-measuring script's div, as a page saved from a browser's DOM keeps it
+    filler = "<div>" + "word " * 200 + "</div>"
+    figures = "<table>" + "".join(f"<tr><td>{m}/1/2014</td><td>+{m}.5%</td></tr>" for m in range(1, 13)) + "</table>"
+    page = _page("<h1>Council passes budget</h1>" + "".join(_REPORT.format(i=i) for i in range(3)) + figures + filler)
+    flagged = [b.tag for b in page.blocks if is_filler_text(b)]
+    assert flagged == ["div"]  # not the headline, the report, nor the table of dates and figures
+    for labeler in (BlockModelLabeler(), BlockModelLabeler(threshold=0.0)):
+        labels = labeler.label([page])[0]
+        assert not labels.main[-1] and labels.main[1:4].all()  # the report's paragraphs stay
+    assert labels.probability[-1] == 0.0  # a candidate at any cut: scored 0, so it cannot move the page's cut
+
+
+def test_prose_lists_and_short_repeats_are_not_filler() -> None:
+    body = (
+        _REPORT.format(i=1)
+        + "<p>" + "Buffalo " * 8 + "</p>"  # a repeat too short to count
+        + "<ul>" + "".join(f"<li>Yes</li><li>No</li><li>Feature {i} of the plan</li>" for i in range(10)) + "</ul>"
+    )
+    assert not any(is_filler_text(b) for b in _page(body).blocks)

@@ -8,8 +8,8 @@ summed per bag from the embedding table (:meth:`BlockFeatures.bag_sums`, a C loo
 and the ONNX graph takes those sums and the layout numbers to the logits. Pages longer than ``WINDOW`` blocks are
 cut into overlapping windows and each block takes its prediction from the window where it is furthest
 from an edge. A block is main when p(main) reaches the page's threshold, its text is not that of an
-earlier main block (:func:`drop_repeats`) and it is not script source shown as text
-(:mod:`~extract_trt.runtime.labelers.script_text`); the pieces of a paragraph that the block scheme split
+earlier main block (:func:`drop_repeats`); script source shown as text and filler
+(:mod:`~extract_trt.runtime.labelers.script_text`) get p(main) 0 before the page is cut; the pieces of a paragraph that the block scheme split
 take one label (:mod:`~extract_trt.runtime.labelers.paragraphs`), and so do the items of a list the model mostly
 kept (:mod:`~extract_trt.runtime.labelers.list_items`). The balanced labeler cuts each page where its own
 p(main) falls apart (:func:`page_threshold`, within the model's recall- and precision-favoring
@@ -39,7 +39,7 @@ from extract_trt.runtime.labelers.features import BUCKETS, N_DENSE, BlockFeature
 from extract_trt.runtime.labelers.layout_tables import skeleton_tables_as_divs
 from extract_trt.runtime.labelers.list_items import join_list_items
 from extract_trt.runtime.labelers.paragraphs import join_code_lines, join_paragraph_pieces, pre_elements
-from extract_trt.runtime.labelers.script_text import drop_script_text
+from extract_trt.runtime.labelers.script_text import not_content
 from extract_trt.runtime.types import HEADING_TAGS, Labels, PageBlocks
 
 __all__ = [
@@ -336,15 +336,17 @@ class BlockModelLabeler:
         out = []
         for page in pages:
             prob = self.probabilities(page)
+            lowest = self.threshold if self.page_range is None else min(self.threshold, self.page_range[0])
+            never = not_content(page, prob >= lowest)
+            prob[never] = 0.0
             threshold = self.threshold
             if self.page_range is not None and len(prob):
                 lengths = np.fromiter((len(b.text) for b in page.blocks), dtype=np.float64, count=len(prob))
                 threshold = page_threshold(prob, 1.0 + lengths, *self.page_range)
                 threshold = code_page_cut(page, threshold, self.page_range[0])
-            main = prob >= threshold
+            main = (prob >= threshold) & ~never
             if threshold > self.threshold:
                 main = keep_section_headings(page, prob, main, self.threshold)
-            main = drop_script_text(page, main)
             main = join_paragraph_pieces(page, main)
             if self.list_items:
                 main = join_list_items(page, main)

@@ -1,4 +1,4 @@
-"""Script source that a page shows as text: never main content outside a code block.
+"""Text that is no page content whatever the model reads in it: script source, noscript markup, filler.
 
 The simplifier drops ``<script>`` and ``<style>`` elements, yet broken markup can turn their source into
 text that every HTML parser keeps: an attribute quote left open (``<div class="box><script>…``) swallows
@@ -14,6 +14,14 @@ was on, so a ``noscript``'s content was text) come back with that content escape
 content. A block in a ``noscript`` whose text starts with a tag and holds at least two is such markup (on the
 shared pages: 41 blocks on 11 pages, none of them in a ground truth; a ``noscript`` that the parser reads as
 elements, as forum software serves its posts to crawlers, has plain text and is left to the model).
+
+Filler is a block of words that are nearly all one word: font-measuring scripts (fingerprinting, text fitting)
+write a ``<div>`` of "word word word …" into the page, and a page saved from a browser's DOM keeps it. The
+model has little to read in it, and one model scored such a 1,000-character block 0.98, whereupon the page's
+own cut (weighted by text length) rose above the headlines. Prose, lists, tables and lyrics repeat words far
+less. Words are what whitespace separates, so a table of dates and figures run together is no filler.
+
+Such blocks get p(main) 0 before the page is cut (:func:`not_content`), so they neither pass the cut nor move it.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import numpy as np
 from extract_trt.runtime.labelers.paragraphs import CODE_TAGS
 from extract_trt.runtime.types import Block, PageBlocks
 
-__all__ = ["drop_script_text", "is_noscript_markup", "is_script_text"]
+__all__ = ["is_filler_text", "is_noscript_markup", "is_script_text", "not_content"]
 
 MIN_CHARS = 30
 MIN_PUNCTUATION_SHARE = 0.05  # of the text's characters among {};=()
@@ -48,6 +56,9 @@ _MARK_KINDS = tuple(
 )
 _MARKUP_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*[\s/>]")
 MIN_MARKUP_TAGS = 2
+MIN_FILLER_WORDS = 20
+MAX_FILLER_DISTINCT_SHARE = 0.1  # distinct words per word: prose of 20+ words stays far above it
+FILLER_SAMPLE_CHARS = 200  # filler shows itself in its first words; bounds the cost on long prose
 
 
 def is_script_text(block: Block) -> bool:
@@ -78,11 +89,22 @@ def is_noscript_markup(block: Block) -> bool:
     return text.startswith("<") and len(_MARKUP_TAG.findall(text, 0, 2000)) >= MIN_MARKUP_TAGS
 
 
-def drop_script_text(page: PageBlocks, main: np.ndarray) -> np.ndarray:
-    """``main`` with every main block that :func:`is_script_text` or :func:`is_noscript_markup` made other."""
-    kept = main.copy()
-    for i in np.flatnonzero(main):
+def is_filler_text(block: Block) -> bool:
+    """Whether the first :data:`FILLER_SAMPLE_CHARS` characters of ``block`` hold at least :data:`MIN_FILLER_WORDS`
+    words (whitespace-separated, case aside) of which at most :data:`MAX_FILLER_DISTINCT_SHARE` are distinct:
+    "word word word …"."""
+    text = block.text
+    if len(text) < MIN_FILLER_WORDS * 2:
+        return False
+    words = text[:FILLER_SAMPLE_CHARS].lower().split()
+    return len(words) >= MIN_FILLER_WORDS and len(set(words)) <= MAX_FILLER_DISTINCT_SHARE * len(words)
+
+
+def not_content(page: PageBlocks, candidates: np.ndarray) -> np.ndarray:
+    """Per block of ``page``: whether it is a candidate (a block the model scored high enough to be kept) and
+    script text, noscript markup or filler; blocks scored below every cut are not looked at."""
+    flags = np.zeros(len(page.blocks), dtype=bool)
+    for i in np.flatnonzero(candidates):
         block = page.blocks[i]
-        if is_script_text(block) or is_noscript_markup(block):
-            kept[i] = False
-    return kept
+        flags[i] = is_script_text(block) or is_noscript_markup(block) or is_filler_text(block)
+    return flags
