@@ -484,6 +484,23 @@ def test_headings_after_the_last_kept_paragraph_go(monkeypatch):
     assert drop_trailing_headings(landing, kept).all()  # 23 characters of text: headlines are the content
 
 
+def test_a_listing_of_titles_after_its_intro_keeps_them():
+    """Card titles after a category page's intro outweigh it: they are the listing, not a section's heading."""
+    intro = (
+        "<h1>Air fryer recipes</h1><p>Crispy, quick and easy: these air fryer recipes are our favourites for "
+        "weeknights, from salmon and chicken to tofu, potatoes and vegetables that crunch.</p>"
+    )
+    def cards(n: int) -> str:
+        return "".join(f"<article><a href='/r{i}'><h3>Crispy air fryer dish {i}</h3></a></article>" for i in range(n))
+
+    page = simplify(f"<html><body>{intro}<h2>All recipes</h2>{cards(12)}</body></html>")
+    assert [b.tag for b in page.blocks] == ["h1", "p", "h2"] + ["h3"] * 12
+    assert drop_trailing_headings(page, np.ones(len(page.blocks), dtype=bool)).all()
+    few = simplify(f"<html><body>{intro * 2}<h2>All recipes</h2>{cards(2)}</body></html>")
+    kept = drop_trailing_headings(few, np.ones(len(few.blocks), dtype=bool))
+    assert kept.tolist() == [True] * 4 + [False] * 3  # a heading or two after the text go
+
+
 def test_a_page_with_code_is_cut_lower(monkeypatch):
     """On a page with two or more ``pre`` blocks the page's own cut is halved (not below the recall threshold):
     the model scores technical content lower, and the prose between the snippets sat under the cut."""

@@ -133,6 +133,9 @@ SECTION_TEXT_CHARS = 25
 # 40 English words). Chosen on the tune pages: with no floor, landing pages whose content is headlines over
 # cards lost them; a floor of 80 words left more news pages' trailing headings in.
 TRAILING_MIN_CHARS = 240
+# ... unless those headings hold at least this share of the kept text's characters. Chosen on the tune pages (0.25,
+# 0.5 and 1.0: 0.5 and 0.25 alike, 1.0 spared no page there), then checked on the train pages (2 up, none down).
+TRAILING_HEADINGS_SHARE = 0.5
 MAX_LABEL_CHARS = 100  # a block that ends in a colon and is shorter introduces what follows it ("Tags:")
 # A page with at least this many code blocks (``pre`` elements: documentation, a Q&A thread, a tutorial) is cut
 # at this share of its own cut, not below the recall threshold: see :func:`code_page_cut`.
@@ -182,11 +185,17 @@ def drop_trailing_headings(page: PageBlocks, main: np.ndarray) -> np.ndarray:
     :data:`TRAILING_MIN_CHARS` characters: nothing under such a heading or label was kept, so it introduces a
     section the page's cut left out ("Related articles", "Latest headlines", "Comments", a newsletter box),
     and a reader never wants a document that ends in a title. A page with less main text than that (a
-    landing page of headlines over cards, a product tile) keeps them."""
+    landing page of headlines over cards, a product tile) keeps them, and so does a page whose trailing headings
+    hold at least :data:`TRAILING_HEADINGS_SHARE` of the main text's characters: those are a listing's entries
+    (a recipe category's card titles after its intro), where a section's heading or two would be short."""
     blocks = page.blocks
     text_blocks = [i for i in np.flatnonzero(main) if blocks[i].tag not in HEADING_TAGS and blocks[i].text.strip()]
-    if not text_blocks or sum(len(blocks[i].text) for i in text_blocks) < TRAILING_MIN_CHARS:
+    text_chars = sum(len(blocks[i].text) for i in text_blocks)
+    if text_chars < TRAILING_MIN_CHARS:
         return main
+    after = text_blocks[-1] + 1
+    if sum(len(blocks[i].text) for i in np.flatnonzero(main[after:]) + after) >= TRAILING_HEADINGS_SHARE * text_chars:
+        return main  # a listing's titles, not a section's heading or two
     kept = main.copy()
     while len(text_blocks) > 1 and _is_label(blocks[text_blocks[-1]].text):
         kept[text_blocks.pop()] = False
