@@ -160,6 +160,15 @@ def test_no_section_by_heading_on_a_declared_thread(with_comments: Extractor) ->
     assert "comment" not in result.labels and not result.comments.text
 
 
+def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extractor) -> None:
+    # a forum topic (Vanilla, a Q&A site) declares itself in JSON-LD and lists its replies as #comments
+    assert COMMENT_SENTENCE in with_comments.extract(ARTICLE_WITH_COMMENTS).comments.text  # undeclared: comments
+    for kind in ("DiscussionForumPosting", "QAPage"):
+        declared = f'<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "{kind}"}}</script>'
+        result = with_comments.extract(ARTICLE_WITH_COMMENTS.replace("</head>", declared + "</head>"))
+        assert "comment" not in result.labels and not result.comments.text  # the replies are the model's call
+
+
 @pytest.mark.parametrize(
     ("heading", "opens"),
     [

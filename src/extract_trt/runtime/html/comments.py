@@ -266,8 +266,9 @@ def comment_mask(
     reviews are comments.
 
     ``main`` (the labeler's decisions) tells where the page's own content is: a section is accepted when
-    the page does not declare itself a thread (schema.org ``DiscussionForumPosting``, ``QAPage``,
-    ``Question``, ``Answer`` around a block), has fewer than :data:`MAX_SIBLING_SECTIONS` top-level
+    the page does not declare itself a thread (``thread``: a forum topic or Q&A page anywhere in its source,
+    :func:`~extract_trt.runtime.html.declared.declares_thread`; or schema.org ``DiscussionForumPosting``,
+    ``QAPage``, ``Question``, ``Answer`` microdata around a block), has fewer than :data:`MAX_SIBLING_SECTIONS` top-level
     sections side by side (each post of a forum thread is its own schema.org ``Comment``; a heading, a reply
     form or a section without text of its own is not counted), and the main-labelled blocks
     before it, outside any section, hold :data:`MIN_CONTENT_WORDS` words and those
@@ -275,12 +276,13 @@ def comment_mask(
     comments between the answers of a Q&A page, stay as they are.
 
     A page whose markup names no section may still head one in words (:func:`comment_heading`): then the
-    heading and the main-labelled blocks after it are the section, unless ``thread`` (the page declares itself
-    a forum topic or a Q&A page: :func:`~extract_trt.runtime.html.declared.declares_thread`).
+    heading and the main-labelled blocks after it are the section (never on a ``thread``).
     """
     n = len(page.blocks)
     in_section = np.zeros(n, dtype=bool)
     text = np.zeros(n, dtype=bool)
+    if thread:
+        return in_section, text
     id_nodes = page.page_map.id_nodes
     sections = CommentSections(reviews)
     chains: list[tuple[Node, ...]] = [()] * n
