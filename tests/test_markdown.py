@@ -31,6 +31,13 @@ def test_blocks_are_paragraphs_and_breaks_merge() -> None:
     assert to_markdown(html) == "one\n\ntwo\n\nthree"
 
 
+def test_ruby_annotations_are_left_out_of_text_and_markdown() -> None:
+    # furigana over kanji (NHK's easy news), with the <rp> parentheses for browsers without ruby
+    html = "<p><ruby>子<rt>こ</rt></ruby>どもの<ruby>法律<rp>(</rp><rt>ほうりつ</rt><rp>)</rp></ruby>ができる</p>"
+    assert to_markdown(html) == to_text(html) == "子どもの法律ができる"
+    assert to_text("<p><ruby>汉<rt>hàn</rt>字<rt>zì</rt></ruby> and <rt>stray</rt> text</p>") == "汉字 and text"
+
+
 def test_br_is_a_hard_break_and_two_a_paragraph() -> None:
     assert to_markdown("<p>a<br>b<br><br>c<br></p>") == "a  \nb\n\nc"
 

@@ -31,7 +31,10 @@ Plain text is modelled on the DOM ``innerText`` rules:
 * Outside ``pre``/``textarea``/``listing``/``xmp`` every run of whitespace (no-break space included) becomes one
   space and spaces at line ends are dropped; inside them text is kept verbatim (no-break spaces become spaces).
 * The content of ``script``, ``style``, ``template``, ``head``, ``svg``, ``iframe``, ``select``,
-  canvas and plugin objects is dropped, as are comments. ``noscript`` content is kept: the simplifier makes
+  canvas and plugin objects is dropped, as are comments. So are ruby annotations (``<rt>`` and its
+  fallback parentheses ``<rp>``: the furigana over Japanese kanji, pinyin or zhuyin over Chinese), which a
+  browser sets above the line: inline they would split every annotated word ("子こども" for "子ども"); the HTML
+  keeps the ruby markup. ``noscript`` content is kept: the simplifier makes
   blocks of it (crawler views such as Discourse's put the whole thread there), so a main block inside it
   must reach the text. Entities are decoded by the parser. (``audio``,
   ``video``, ``embed``, ``source`` and ``track`` are kept: in the reference's tree, text that followed a
@@ -135,7 +138,7 @@ def benchmark_markdown(main_html: str, url: str | None = None) -> str:
 
 _SKIP_TAGS = frozenset(
     {"script", "style", "template", "head", "title", "meta", "link", "base", "svg", "iframe", "frame",
-     "frameset", "object", "applet", "canvas", "select", "datalist", "input", "map", "param"}
+     "frameset", "object", "applet", "canvas", "select", "datalist", "input", "map", "param", "rt", "rp"}
 )  # fmt: skip
 _PARAGRAPH_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "hr", "figure", "section", "article",

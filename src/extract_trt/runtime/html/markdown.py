@@ -40,7 +40,8 @@ artefacts):
   ``<blockquote>`` made 128 MB of Markdown from 112 KB before the bound).
 * **Text.** Whitespace runs (no-break spaces included) become one space outside code.
 * **Left out:** ``script style head title meta link base iframe frame canvas select datalist input map
-  param`` with their content. Kept: ``noscript`` (lazy-loading pages put their real images there),
+  param`` with their content, and ruby annotations (``rt rp``: furigana, pinyin; a browser sets them above
+  the text, and inline they would split every annotated word). Kept: ``noscript`` (lazy-loading pages put their real images there),
   ``template`` (script-rendered content), ``svg`` (its ``desc``/``text`` can be the content), ``audio``/
   ``video`` (in the reference's tree, text that followed a ``<source>``/``<track>`` is inside them).
 
@@ -181,7 +182,7 @@ def remove_spacer_images(html: str) -> str:
 _KINDS: dict[str, int] = {
     **dict.fromkeys(
         ("script", "style", "head", "title", "meta", "link", "base", "iframe", "frame", "canvas", "select",
-         "datalist", "input", "map", "param"),
+         "datalist", "input", "map", "param", "rt", "rp"),  # rt/rp: ruby annotations, set above the text
         _SKIP,
     ),
     **dict.fromkeys(
