@@ -38,6 +38,11 @@ def test_ruby_annotations_are_left_out_of_text_and_markdown() -> None:
     assert to_text("<p><ruby>汉<rt>hàn</rt>字<rt>zì</rt></ruby> and <rt>stray</rt> text</p>") == "汉字 and text"
 
 
+def test_soft_hyphens_are_left_out_of_text_and_markdown() -> None:
+    html = "<p>Donau&shy;dampf\u00adschiff</p><p>&shy;</p><p>fährt</p>"
+    assert to_markdown(html) == to_text(html) == "Donaudampfschiff\n\nfährt"
+
+
 def test_br_is_a_hard_break_and_two_a_paragraph() -> None:
     assert to_markdown("<p>a<br>b<br><br>c<br></p>") == "a  \nb\n\nc"
 

@@ -39,6 +39,8 @@ Plain text is modelled on the DOM ``innerText`` rules:
   must reach the text. Entities are decoded by the parser. (``audio``,
   ``video``, ``embed``, ``source`` and ``track`` are kept: in the reference's tree, text that followed a
   ``<source>``/``<track>``/``<embed>`` is inside them.)
+* Soft hyphens (U+00AD, ``&shy;``) are dropped, in Markdown too: a browser shows one only where it breaks the
+  line, and kept they cut words in two ("Donau\u00addampf\u00adschiff"), as German news sites write many.
 * The result has no leading or trailing blank lines and no trailing whitespace.
 
 The walk uses an explicit stack (never Python recursion), so arbitrarily deep trees work. Note that Lexbor's own
@@ -90,7 +92,7 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
                 stack.append((node, False))
                 text = node.text
                 if text and not (drop_blanks and dropped_blank(text, node, None)):
-                    writer.text(text)
+                    _write_text(writer, text)
                 kids = node.children
                 if kids:
                     for kid in reversed(kids):  # a loop: a generator expression is a generator in C too
@@ -102,7 +104,17 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
         if node is not root:
             tail = node.tail
             if tail and not (drop_blanks and dropped_blank(tail, node.parent, node)):
-                writer.text(tail)
+                _write_text(writer, tail)
+
+
+def _write_text(writer: TreeWriter, text: str) -> None:
+    """``text`` to ``writer`` without soft hyphens (U+00AD): invisible unless a browser breaks the line there,
+    they would cut a word in two for any reader of the text ("Donau\u00addampf\u00adschiff")."""
+    if "\xad" in text:
+        text = text.replace("\xad", "")
+        if not text:
+            return
+    writer.text(text)
 
 
 def _tree(main: str | MainContent) -> tuple[Node | None, set[Node] | None, bool]:

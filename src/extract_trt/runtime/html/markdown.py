@@ -38,7 +38,8 @@ artefacts):
   flattened into the deepest written level (a deeper item starts a new line there, a deeper quote a new
   paragraph), so a line's prefix is bounded and the Markdown's size is linear in the page's (8,000 nested
   ``<blockquote>`` made 128 MB of Markdown from 112 KB before the bound).
-* **Text.** Whitespace runs (no-break spaces included) become one space outside code.
+* **Text.** Whitespace runs (no-break spaces included) become one space outside code; soft hyphens are
+  dropped (:func:`~extract_trt.runtime.html.convert.walk` leaves them out of every text run).
 * **Left out:** ``script style head title meta link base iframe frame canvas select datalist input map
   param`` with their content, and ruby annotations (``rt rp``: furigana, pinyin; a browser sets them above
   the text, and inline they would split every annotated word). Kept: ``noscript`` (lazy-loading pages put their real images there),
