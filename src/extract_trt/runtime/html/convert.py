@@ -39,6 +39,8 @@ Plain text is modelled on the DOM ``innerText`` rules:
   must reach the text. Entities are decoded by the parser. (``audio``,
   ``video``, ``embed``, ``source`` and ``track`` are kept: in the reference's tree, text that followed a
   ``<source>``/``<track>``/``<embed>`` is inside them.)
+* A MathML formula that gives its TeX source is ``$source$`` (``$$source$$`` for display math), once: the
+  renderings beside it (an image, glyphs) are left out (:func:`_write_formula`).
 * Soft hyphens (U+00AD, ``&shy;``) are dropped, in Markdown too: a browser shows one only where it breaks the
   line, and kept they cut words in two ("Donau\u00addampf\u00adschiff"), as German news sites write many.
 * The result has no leading or trailing blank lines and no trailing whitespace.
@@ -73,6 +75,7 @@ __all__ = ["benchmark_markdown", "remove_spacer_images", "to_markdown", "to_text
 class TreeWriter(Protocol):
     def open(self, node: Node) -> bool: ...  # False: skip the element's content
     def text(self, text: str) -> None: ...
+    def formula(self, source: str, display: bool) -> None: ...  # a formula's TeX source
     def close(self, node: Node) -> None: ...
 
 
@@ -84,11 +87,14 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
     serialisation drops (:func:`~extract_trt.runtime.html.dom.dropped_blank`).
     """
     stack: list[tuple[Node, bool]] = [(root, True)]  # (node, opening); replaces recursion
+    twins: set[Node] = set()  # other renderings of a formula already written as TeX (:func:`_write_formula`)
     while stack:
         node, opening = stack.pop()
         if opening:
             PyErr_CheckSignals()
-            if writer.open(node):
+            if (node.tag == "math" and _write_formula(node, writer, twins)) or (twins and node in twins):
+                pass  # written as its TeX source, or a rendering of one: only the tail is left
+            elif writer.open(node):
                 stack.append((node, False))
                 text = node.text
                 if text and not (drop_blanks and dropped_blank(text, node, None)):
@@ -105,6 +111,48 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
             tail = node.tail
             if tail and not (drop_blanks and dropped_blank(tail, node.parent, node)):
                 _write_text(writer, tail)
+
+
+def formula_source(math: Node) -> str | None:
+    """The TeX source of a MathML ``<math>`` element: its ``annotation`` in a TeX encoding (MediaWiki, KaTeX,
+    MathJax's TeX input), else its ``alttext``; ``{\\displaystyle …}`` unwrapped. None when it gives none."""
+    source = None
+    stack = list(math.children)
+    while stack:
+        node = stack.pop()
+        if node.tag == "annotation" and "tex" in node.attrs.get("encoding", "").lower():
+            source = node.text
+            break
+        stack.extend(node.children)
+    if source is None:
+        source = math.attrs.get("alttext")
+    source = source.strip() if source else ""
+    for style in ("{\\displaystyle", "{\\textstyle"):
+        if source.startswith(style) and source.endswith("}"):
+            source = source[len(style) : -1].strip()
+    return source or None
+
+
+def _write_formula(math: Node, writer: TreeWriter, twins: set[Node]) -> bool:
+    """Writes ``math`` as its TeX source (:func:`formula_source`; ``display="block"``: display math) when it
+    gives one, and marks the renderings beside it as ``twins``: the ``aria-hidden`` siblings
+    after its wrapper (MediaWiki's fallback ``<img>``, KaTeX's ``katex-html``), which would repeat it as glyphs
+    or as an image. False when there is no source: the MathML's own text is written then."""
+    source = formula_source(math)
+    if source is None:
+        return False
+    writer.formula(source, math.attrs.get("display") == "block")
+    wrapper = math
+    while wrapper.parent is not None and len(wrapper.parent.children) == 1:
+        wrapper = wrapper.parent
+    if wrapper.parent is not None:
+        siblings = wrapper.parent.children
+        at = next(i for i, kid in enumerate(siblings) if kid is wrapper)
+        for kid in siblings[at + 1 :]:
+            if kid.attrs.get("aria-hidden") != "true":
+                break
+            twins.add(kid)
+    return True
 
 
 def _write_text(writer: TreeWriter, text: str) -> None:
@@ -150,7 +198,8 @@ def benchmark_markdown(main_html: str, url: str | None = None) -> str:
 
 _SKIP_TAGS = frozenset(
     {"script", "style", "template", "head", "title", "meta", "link", "base", "svg", "iframe", "frame",
-     "frameset", "object", "applet", "canvas", "select", "datalist", "input", "map", "param", "rt", "rp"}
+     "frameset", "object", "applet", "canvas", "select", "datalist", "input", "map", "param", "rt", "rp",
+     "annotation", "annotation-xml"}
 )  # fmt: skip
 _PARAGRAPH_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "hr", "figure", "section", "article",
@@ -225,6 +274,10 @@ class _TextWriter:
         self.parts.append(core)
         self.boundary = False
         self.space = trail
+
+    def formula(self, source: str, display: bool) -> None:
+        fence = "$$" if display else "$"
+        self.text(f"{fence}{source}{fence}")
 
     def brk(self, n: cython.int) -> None:
         if n > self.pending:

@@ -28,6 +28,12 @@ artefacts):
   fence is longer than any backtick run at a line start in it). ``code kbd tt samp`` outside ``pre`` are
   code spans (whitespace collapsed, the delimiter longer than any backtick run inside); one holding line
   breaks (``<br>``, block children) becomes a fenced block. Markup inside code is ignored.
+* **Formulas.** A MathML ``<math>`` that gives its TeX source (a TeX ``annotation``, as MediaWiki, KaTeX and
+  MathJax write, or ``alttext``) is that source in GitHub's math syntax: ``$`\\pi r^{2}`$`` inline, a fenced
+  ``math`` block for ``display="block"``; no renderer reads markup in it, and a plain CommonMark one shows the
+  TeX in a code span. The renderings beside it (MediaWiki's fallback image, KaTeX's glyphs: ``aria-hidden``
+  siblings of its wrapper) are left out: :func:`~extract_trt.runtime.html.convert.walk`. MathML without a
+  source is written as its text.
 * **Tables.** A table whose rows have at least two cells and whose cells hold only inline content (no
   nested table, list, heading, ``pre``, ``blockquote``, ``hr``; at most :data:`MAX_CELL_TEXT` characters)
   is a GFM pipe table: the first row is the header, every row is padded to the widest, ``|`` in cells is
@@ -183,7 +189,8 @@ def remove_spacer_images(html: str) -> str:
 _KINDS: dict[str, int] = {
     **dict.fromkeys(
         ("script", "style", "head", "title", "meta", "link", "base", "iframe", "frame", "canvas", "select",
-         "datalist", "input", "map", "param", "rt", "rp"),  # rt/rp: ruby annotations, set above the text
+         "datalist", "input", "map", "param", "rt", "rp", "annotation", "annotation-xml"),  # not shown: ruby
+        # annotations are set above the text, a formula's annotations are its sources
         _SKIP,
     ),
     **dict.fromkeys(
@@ -687,6 +694,22 @@ class MarkdownWriter:
             stripped = content.strip(" ")
             self._code_span(" ".join(lines), content[:1] == " ", content[-1:] == " " and stripped != "")
 
+    def formula(self, source: str, display: bool) -> None:
+        """A formula's TeX source in GitHub's math syntax, which no renderer reads as markup: ``$`…`$`` (a
+        code span between dollars), a fenced ``math`` block for display math outside inline content. Inside
+        code it is the code's text."""
+        if self.capture is not None:
+            self.capture.append(source)
+            return
+        if display and not self.inline:
+            self._code_block([line.rstrip() for line in source.strip("\n").split("\n")], "math")
+            return
+        code = collapse_whitespace(source).strip()
+        delim = "`" * (_longest_run(code) + 1)
+        pad = " " if code[0] == "`" or code[-1] == "`" else ""
+        self._begin(False)
+        self._put(f"${delim}{pad}{code}{pad}{delim}$")
+
     def _code_span(self, code: str, lead: bool, trail: bool) -> None:
         if not code:
             self.space = self.space or lead or trail
@@ -699,14 +722,14 @@ class MarkdownWriter:
         self._put(f"{delim}{pad}{code}{pad}{delim}")
         self.space = trail
 
-    def _code_block(self, lines: list[str]) -> None:
+    def _code_block(self, lines: list[str], info: str = "") -> None:
         fence = "`" * max(3, max((_longest_run(line) for line in lines if line.lstrip().startswith("`")), default=0) + 1)
         self.brk(2)
         self._open_line()
         cont = "".join(p[0] for p in self.prefix)
         blank = "\n" + cont.rstrip() if ">" in cont else "\n"
         nl = "\n" + cont
-        self._put(fence + "".join(nl + line if line else blank for line in lines) + nl + fence)
+        self._put(fence + info + "".join(nl + line if line else blank for line in lines) + nl + fence)
         self.pending = 2
         self.space = False
 
