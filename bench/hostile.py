@@ -96,6 +96,8 @@ def text_pages() -> list[tuple[str, str]]:
         ("output/entities", "<p>" + "&lt;" * 200_000 + "</p>"),
         ("output/siblings", "<div>" + "<p>p</p>" * 50_000 + "</div>"),
         ("output/wrapped-breaks", "<p>" + "<span>x</span><span><br> </span>" * 50_000 + "</p>"),
+        ("output/formulas", "<p>" + '<span><math alttext="x">x</math></span><b aria-hidden="true">x</b>' * 50_000),
+        ("output/nested-formulas", "<p>" + "<math><mrow>" * 20_000 + "x" + "</mrow></math>" * 20_000 + "</p>"),
         ("metadata/json-ld-deep", '<script type="application/ld+json">' + '{"a":' * 50_000 + "1" + "}" * 50_000 + "</script>" + text),
         ("metadata/json-ld-list", '<script type="application/ld+json">[' + ",".join(['{"@type":"Thing"}'] * 300_000) + "]</script>" + text),
         ("output/long-word", "<p>" + "x" * 2_000_000 + "</p>"),

@@ -143,6 +143,7 @@ SHAPES: list[tuple[str, str, str | None]] = [
 # bench/hostile.py runs the full-size corpus.
 HIDERS = ["<!-->", "<!--->", "<svg><title>", "<svg><script>", "<math><style>", "<math><mi><title>", '<p title="<!--">',
           "<noscript>", "<template>", "<!x>", "<?x>", "<svg><![CDATA[x]]>", "<plaintext>"]  # fmt: skip
+_FORMULA = '<span><span><math alttext="x&lt;y"><mi>x</mi></math></span><b aria-hidden="true">x</b></span>'
 ROUND2: list[tuple[str, str]] = [
     *((f"hidden-{i}", "<p>Intro.</p>" + hider + "<div>" * 300 + "x --></title></script></style>") for i, hider in enumerate(HIDERS)),
     ("attribute-flood", "<p " + " ".join(f"a{i}" for i in range(1_500)) + ">x</p>"),
@@ -150,6 +151,7 @@ ROUND2: list[tuple[str, str]] = [
     ("reconstruction-bomb", "<body><p>" + "".join(f"<b id=b{i}>" for i in range(100)) + "</p>" + "<p>x</p>" * 100),
     ("plaintext-tags", "<p>Intro.</p><plaintext>" + "<div>" * 500),
     ("wrapped-breaks", "<p>" + "<span>x</span><span><br> </span>" * 2_000 + "</p>"),
+    ("formulas", "<p>" + _FORMULA * 2_000 + "<math><mrow>" * 500 + "</mrow></math>" * 500 + "</p>"),
 ]
 
 
@@ -223,13 +225,14 @@ def item_ids(main_html: str) -> list[int]:
     return sorted(int(n.attributes["_item_id"]) for n in LexborHTMLParser(main_html).css("[_item_id]"))
 
 
-_TEXT_MARKUP = re.compile(r"(?m)^(?:- |\d+\. )| \|")  # list markers, cell separators (convert.to_text)
+# list markers, cell separators and the dollars around a formula's TeX (convert.to_text)
+_TEXT_MARKUP = re.compile(r"(?m)^(?:- |\d+\. )| \||\$")
 
 
 def text_is_from_input(source: str, text: str) -> bool:
     """Every non-space character of ``text`` occurs in ``source`` at least as often (the larger count of the
     raw HTML and its entity-decoded form), apart from what the text writer adds: list markers at line
-    starts and `` |`` between table cells. Exempt: U+FFFD, which the parser substitutes for bad
+    starts, `` |`` between table cells and ``$`` around formulas. Exempt: U+FFFD, which the parser substitutes for bad
     characters, and C0/C1 controls, which HTML's character references produce (``&#x11`` is U+0011)
     where ``html.unescape`` drops them."""
     needed = Counter(_SPACE.sub("", _TEXT_MARKUP.sub("", text)))

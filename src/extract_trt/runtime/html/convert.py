@@ -88,11 +88,12 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
     """
     stack: list[tuple[Node, bool]] = [(root, True)]  # (node, opening); replaces recursion
     twins: set[Node] = set()  # other renderings of a formula already written as TeX (:func:`_write_formula`)
+    places: dict[Node, dict[Node, int]] = {}  # per parent of a formula, its children's places
     while stack:
         node, opening = stack.pop()
         if opening:
             PyErr_CheckSignals()
-            if (node.tag == "math" and _write_formula(node, writer, twins)) or (twins and node in twins):
+            if (node.tag == "math" and _write_formula(node, writer, twins, places)) or (twins and node in twins):
                 pass  # written as its TeX source, or a rendering of one: only the tail is left
             elif writer.open(node):
                 stack.append((node, False))
@@ -123,7 +124,8 @@ def formula_source(math: Node) -> str | None:
         if node.tag == "annotation" and "tex" in node.attrs.get("encoding", "").lower():
             source = node.text
             break
-        stack.extend(node.children)
+        if node.tag != "math":  # a nested formula's annotation is its own (and each node is scanned once)
+            stack.extend(node.children)
     if source is None:
         source = math.attrs.get("alttext")
     source = source.strip() if source else ""
@@ -133,11 +135,14 @@ def formula_source(math: Node) -> str | None:
     return source or None
 
 
-def _write_formula(math: Node, writer: TreeWriter, twins: set[Node]) -> bool:
+def _write_formula(
+    math: Node, writer: TreeWriter, twins: set[Node], places: dict[Node, dict[Node, int]]
+) -> bool:
     """Writes ``math`` as its TeX source (:func:`formula_source`; ``display="block"``: display math) when it
     gives one, and marks the renderings beside it as ``twins``: the ``aria-hidden`` siblings
     after its wrapper (MediaWiki's fallback ``<img>``, KaTeX's ``katex-html``), which would repeat it as glyphs
-    or as an image. False when there is no source: the MathML's own text is written then."""
+    or as an image (``places``: the memo of a parent's children's places). False when there is no source: the
+    MathML's own text is written then."""
     source = formula_source(math)
     if source is None:
         return False
@@ -145,13 +150,16 @@ def _write_formula(math: Node, writer: TreeWriter, twins: set[Node]) -> bool:
     wrapper = math
     while wrapper.parent is not None and len(wrapper.parent.children) == 1:
         wrapper = wrapper.parent
-    if wrapper.parent is not None:
-        siblings = wrapper.parent.children
-        at = next(i for i, kid in enumerate(siblings) if kid is wrapper)
-        for kid in siblings[at + 1 :]:
-            if kid.attrs.get("aria-hidden") != "true":
+    parent = wrapper.parent
+    if parent is not None:
+        siblings = parent.children
+        where = places.get(parent)
+        if where is None:  # looked up once per parent: a paragraph of many formulas stays linear
+            where = places[parent] = {kid: i for i, kid in enumerate(siblings)}
+        for i in range(where[wrapper] + 1, len(siblings)):
+            if siblings[i].attrs.get("aria-hidden") != "true":
                 break
-            twins.add(kid)
+            twins.add(siblings[i])
     return True
 
 
