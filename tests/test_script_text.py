@@ -77,10 +77,16 @@ def test_labeler_leaves_leaked_script_out_whatever_its_score() -> None:
 def test_markup_a_noscript_shows_as_text_is_not_main() -> None:
     # a page saved from a browser's DOM: the noscript's content escaped, so it reads as markup
     pixel = '&lt;div style="position:absolute;"&gt;&lt;img width=1 height=1 alt="" src="/b?P=1"&gt;&lt;/div&gt;'
+    one_tag = '&lt;img height="1" width="1" src="https://tracker.example/tr?id=1&amp;ev=PageView"&gt;'
     parsed = "<div><p>Posted by a reader: the crawler view of a forum post, real text.</p></div>"
-    page = _page(_REPORT.format(i=1) + f"<noscript>{pixel}</noscript><noscript>{parsed}</noscript>")
+    page = _page(
+        _REPORT.format(i=1) + f"<noscript>{pixel}</noscript><noscript>{one_tag}</noscript><noscript>{parsed}</noscript>"
+    )
     flags = {b.text[:20]: is_noscript_markup(b) for b in page.blocks}
-    assert flags == {_REPORT.format(i=1)[3:23]: False, '<div style="position': True, "Posted by a reader: ": False}
+    assert flags == {
+        _REPORT.format(i=1)[3:23]: False, '<div style="position': True, '<img height="1" widt': True,
+        "Posted by a reader: ": False,
+    }  # fmt: skip
     labels = BlockModelLabeler(threshold=0.0).label([page])[0]
     assert labels.main.tolist() == [not flag for flag in flags.values()]
 
