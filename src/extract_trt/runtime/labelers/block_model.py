@@ -347,7 +347,8 @@ class BlockModelLabeler:
             prob = self.probabilities(page)
             lowest = self.threshold if self.page_range is None else min(self.threshold, self.page_range[0])
             never = not_content(page, prob >= lowest)
-            prob[never] = 0.0
+            if never.any():
+                prob = np.where(never, np.float32(0.0), prob)
             threshold = self.threshold
             if self.page_range is not None and len(prob):
                 lengths = np.fromiter((len(b.text) for b in page.blocks), dtype=np.float64, count=len(prob))
