@@ -564,3 +564,7 @@ def test_a_label_left_dangling_at_the_end_goes():
     assert drop_trailing_headings(page, main).tolist() == [True] * 4 + [False] * 3
     main[-1] = True  # kept: the label and heading lead into it and stay
     assert drop_trailing_headings(page, main).all()
+    # a CJK label ends in the full-width colon ("分享到：", "share to:")
+    cjk = simplify(f"<html><body>{story}<p>分享到：</p><p>微信</p></body></html>")
+    main = np.array([True] * 5 + [False])
+    assert drop_trailing_headings(cjk, main).tolist() == [True] * 4 + [False] * 2

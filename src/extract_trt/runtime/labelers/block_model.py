@@ -136,7 +136,7 @@ TRAILING_MIN_CHARS = 240
 # ... unless those headings hold at least this share of the kept text's characters. Chosen on the tune pages (0.25,
 # 0.5 and 1.0: 0.5 and 0.25 alike, 1.0 spared no page there), then checked on the train pages (2 up, none down).
 TRAILING_HEADINGS_SHARE = 0.5
-MAX_LABEL_CHARS = 100  # a block that ends in a colon and is shorter introduces what follows it ("Tags:")
+MAX_LABEL_CHARS = 100  # a block that ends in a colon and is shorter introduces what follows it ("Tags:", "分享到：")
 # A page with at least this many code blocks (``pre`` elements: documentation, a Q&A thread, a tutorial) is cut
 # at this share of its own cut, not below the recall threshold: see :func:`code_page_cut`.
 CODE_PAGE_CODE_BLOCKS = 2
@@ -207,7 +207,7 @@ def drop_trailing_headings(page: PageBlocks, main: np.ndarray) -> np.ndarray:
 
 def _is_label(text: str) -> bool:
     text = text.strip()
-    return text.endswith(":") and len(text) < MAX_LABEL_CHARS
+    return text.endswith((":", "\uff1a")) and len(text) < MAX_LABEL_CHARS  # and the CJK full-width colon
 
 
 def _profile(name: str) -> SimplifyProfile:
