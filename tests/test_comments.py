@@ -160,6 +160,19 @@ def test_no_section_by_heading_on_a_declared_thread(with_comments: Extractor) ->
     assert "comment" not in result.labels and not result.comments.text
 
 
+def test_content_written_without_spaces_counts_its_words(with_comments: Extractor) -> None:
+    # a Japanese post (no spaces between words) and its WordPress comments: the post's 40 "words" are its
+    # characters two by two, not its handful of whitespace-separated runs
+    post = "".join(f"<p>{i}番目の段落：週末に家族と一緒に山へ行き、きれいな景色を見ながらお弁当を食べました。</p>" for i in range(4))
+    comment = "とても楽しそうですね。私も来月、子どもたちと一緒に行ってみたいと思います。"
+    page = (
+        f"<html><body><article><h1>週末の山歩き</h1>{post}</article><div id='comments' class='comments-area'>"
+        f"<ol class='comment-list'><li class='comment'><p>{comment}</p></li></ol></div></body></html>"
+    )
+    result = with_comments.extract(page)
+    assert comment in result.comments.text and comment not in result.text
+
+
 def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extractor) -> None:
     # a forum topic (Vanilla, a Q&A site) declares itself in JSON-LD and lists its replies as #comments
     assert COMMENT_SENTENCE in with_comments.extract(ARTICLE_WITH_COMMENTS).comments.text  # undeclared: comments

@@ -36,7 +36,7 @@ import re
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import Node, up_to_memo
+from extract_trt.runtime.html.dom import Node, up_to_memo, word_count
 from extract_trt.runtime.types import HEADING_TAGS, Block, PageBlocks
 
 __all__ = [
@@ -78,7 +78,8 @@ _FORM = re.compile(r"^(?:(?:comment[-_])?respond|comment[-_]?form(?:[-_](?:wrap|
 # their markup says: no section is taken as comments on it.
 _THREAD_TYPES = re.compile(r"schema\.org/(?:DiscussionForumPosting|QAPage|Question|Answer)\b")
 
-# A section is taken as comments when the page's own content before it holds at least this many words …
+# A section is taken as comments when the page's own content before it holds at least this many words (two CJK
+# characters a word: dom.word_count) …
 MIN_CONTENT_WORDS = 40
 # … and the page's content after it is at most this share of the content before it (else the "comments"
 # are interleaved with the content: per-answer comments on a Q&A page, a thread of posts).
@@ -253,7 +254,7 @@ def comment_heading(page: PageBlocks, main: np.ndarray) -> int | None:
         ):  # fmt: skip
             return i
         if words < MIN_CONTENT_WORDS and main[i]:  # only whether the page's content reaches the floor matters
-            words += len(text.split())
+            words += word_count(text)
     return None
 
 
@@ -310,7 +311,7 @@ def comment_mask(
     posts = {chain[0] for chain, own in zip(chains, has_text) if own and chain[0].tag not in HEADING_TAGS}
     if _posts_in_a_row(posts - sections.reviews):
         return in_section, text
-    words = np.array([len(b.text.split()) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
+    words = np.array([word_count(b.text) if m and not c else 0 for b, m, c in zip(page.blocks, main, chains)])
     before = np.cumsum(words)  # main words outside sections up to and including block i
     total = int(before[-1])
     spans: dict[Node, list[int]] = {}  # container → its blocks, in order

@@ -784,6 +784,19 @@ def is_blank(text: str | None) -> bool:
     return not text or text.isspace()
 
 
+# Kana, CJK ideographs and hangul: scripts written without spaces between words
+CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def word_count(text: str) -> int:
+    """Whitespace-separated words of ``text``, where two CJK characters count as one word: a sentence in a
+    script without spaces would otherwise be a single word."""
+    cjk = len(CJK_CHARACTER.findall(text))
+    if not cjk:
+        return len(text.split())
+    return len(CJK_CHARACTER.sub(" ", text).split()) + (cjk + 1) // 2
+
+
 def dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:
     """Whether libxml2's ``remove_blank_text`` parse drops ``text`` (the text of ``parent`` before its
     first child when ``previous`` is ``None``, else the tail of ``previous``)."""

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from extract_trt.runtime.html.dom import CJK_CHARACTER
 from extract_trt.runtime.types import HEADING_TAGS, Block, Labels, PageBlocks
 
 __all__ = ["HeuristicLabeler", "block_scores"]
@@ -41,7 +42,6 @@ GOOD = 1.0  # score at or above which a block is main on its own
 BAD = -1.0  # score below which a block is boilerplate on its own
 
 _WORD = re.compile(r"\w+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _PUNCT = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f]")
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -80,11 +80,11 @@ def _name_tokens(*names: str) -> set[str]:
 
 
 def _words(text: str) -> int:
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK_CHARACTER.findall(text))
     if not cjk:
         return len(_WORD.findall(text))
     # A \w+ run swallows a whole CJK phrase; count CJK text by characters instead.
-    other = len(_WORD.findall(_CJK.sub(" ", text)))
+    other = len(_WORD.findall(CJK_CHARACTER.sub(" ", text)))
     return other + (cjk + 1) // 2
 
 
