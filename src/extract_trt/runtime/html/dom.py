@@ -784,13 +784,14 @@ def is_blank(text: str | None) -> bool:
     return not text or text.isspace()
 
 
-# Kana, CJK ideographs and hangul: scripts written without spaces between words
+# Kana, CJK ideographs and hangul: a word of them is about two characters (Chinese and Japanese are written
+# without spaces between words)
 CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def word_count(text: str) -> int:
-    """Whitespace-separated words of ``text``, where two CJK characters count as one word: a sentence in a
-    script without spaces would otherwise be a single word."""
+    """Whitespace-separated words of ``text``, where two :data:`CJK_CHARACTER` count as one word: a Chinese or
+    Japanese sentence would otherwise be a single word."""
     cjk = len(CJK_CHARACTER.findall(text))
     if not cjk:
         return len(text.split())
