@@ -56,7 +56,7 @@ from typing import Protocol
 import html2text
 
 from extract_trt.runtime.html import dom
-from extract_trt.runtime.html.dom import Node, collapsed_parts, dropped_blank, is_blank
+from extract_trt.runtime.html.dom import Node, child_place, collapsed_parts, dropped_blank, is_blank
 from extract_trt.runtime.html.markdown import MarkdownWriter, first_number, remove_spacer_images
 from extract_trt.runtime.html.reconstruct import MainContent
 
@@ -88,7 +88,7 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
     """
     stack: list[tuple[Node, bool]] = [(root, True)]  # (node, opening); replaces recursion
     twins: set[Node] = set()  # other renderings of a formula already written as TeX (:func:`_write_formula`)
-    places: dict[Node, dict[Node, int]] = {}  # per parent of a formula, its children's places
+    places: dict[Node, dict[Node, int]] = {}  # per parent of a formula, its children's places (dom.child_place)
     while stack:
         node, opening = stack.pop()
         if opening:
@@ -139,9 +139,9 @@ def _write_formula(
     math: Node, writer: TreeWriter, twins: set[Node], places: dict[Node, dict[Node, int]]
 ) -> bool:
     """Writes ``math`` as its TeX source (:func:`formula_source`; ``display="block"``: display math) when it
-    gives one, and marks the renderings beside it as ``twins``: the ``aria-hidden`` siblings
-    after its wrapper (MediaWiki's fallback ``<img>``, KaTeX's ``katex-html``), which would repeat it as glyphs
-    or as an image (``places``: the memo of a parent's children's places). False when there is no source: the
+    gives one, and marks the renderings beside it as ``twins``: the ``aria-hidden`` siblings after its wrapper
+    (MediaWiki's fallback ``<img>``, KaTeX's ``katex-html``), which would repeat it as glyphs or as an image
+    (``places``: :func:`~extract_trt.runtime.html.dom.child_place`'s memo). False when there is no source: the
     MathML's own text is written then."""
     source = formula_source(math)
     if source is None:
@@ -150,13 +150,9 @@ def _write_formula(
     wrapper = math
     while wrapper.parent is not None and len(wrapper.parent.children) == 1:
         wrapper = wrapper.parent
-    parent = wrapper.parent
-    if parent is not None:
-        siblings = parent.children
-        where = places.get(parent)
-        if where is None:  # looked up once per parent: a paragraph of many formulas stays linear
-            where = places[parent] = {kid: i for i, kid in enumerate(siblings)}
-        for i in range(where[wrapper] + 1, len(siblings)):
+    if wrapper.parent is not None:
+        siblings = wrapper.parent.children
+        for i in range(child_place(wrapper, places) + 1, len(siblings)):
             if siblings[i].attrs.get("aria-hidden") != "true":
                 break
             twins.add(siblings[i])

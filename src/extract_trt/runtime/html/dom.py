@@ -784,18 +784,29 @@ def is_blank(text: str | None) -> bool:
     return not text or text.isspace()
 
 
+def child_place(node: Node, places: dict[Node, dict[Node, int]]) -> int:
+    """The position of ``node`` among its parent's children. ``places`` memoises each parent's children's
+    positions (one pass per parent), so looking up many children of one parent stays linear; the children
+    must not change between lookups."""
+    parent = node.parent
+    where = places.get(parent)
+    if where is None:
+        where = places[parent] = {kid: i for i, kid in enumerate(parent.children)}
+    return where[node]
+
+
 # Kana, CJK ideographs and hangul: a word of them is about two characters (Chinese and Japanese are written
 # without spaces between words)
 CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
-def word_count(text: str) -> int:
-    """Whitespace-separated words of ``text``, where two :data:`CJK_CHARACTER` count as one word: a Chinese or
-    Japanese sentence would otherwise be a single word."""
+def word_count(text: str, split: Callable[[str], list[str]] = str.split) -> int:
+    """Words of ``text`` (as ``split`` cuts them: whitespace-separated by default), where two
+    :data:`CJK_CHARACTER` count as one word: a Chinese or Japanese sentence would otherwise be a single word."""
     cjk = len(CJK_CHARACTER.findall(text))
     if not cjk:
-        return len(text.split())
-    return len(CJK_CHARACTER.sub(" ", text).split()) + (cjk + 1) // 2
+        return len(split(text))
+    return len(split(CJK_CHARACTER.sub(" ", text))) + (cjk + 1) // 2
 
 
 def dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:

@@ -17,7 +17,7 @@ import html as _html
 from dataclasses import dataclass
 from itertools import product
 
-from extract_trt.runtime.html.dom import Node, is_blank, iter_tree, serialize
+from extract_trt.runtime.html.dom import Node, child_place, is_blank, iter_tree, serialize
 from extract_trt.runtime.html.sanitize import sanitize_tree
 from extract_trt.runtime.html.simplify import WRAPPER_TAG
 from extract_trt.runtime.types import Labels, PageBlocks
@@ -137,7 +137,7 @@ def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
     when their parent is kept and so is the ``<br>`` or a sibling beside the outermost wrapper. A split
     paragraph's pieces are kept one by one and such a wrapper is in no block, so without this the lines run
     together ("curl your toesinto the grass")."""
-    positions: dict[Node, dict[Node, int]] = {}  # per parent, its children's places: one pass per parent
+    places: dict[Node, dict[Node, int]] = {}  # per parent, its children's places (dom.child_place)
     for node in nodes:
         if node.tag != "br" or node.parent in keep:
             continue
@@ -155,10 +155,7 @@ def _recall_wrapped_breaks(nodes: list[Node], keep: set[Node]) -> None:
         if wrapper is node or parent is None or parent not in keep:
             continue
         siblings = parent.children
-        places = positions.get(parent)
-        if places is None:
-            places = positions[parent] = {kid: i for i, kid in enumerate(siblings)}
-        at = places[wrapper]
+        at = child_place(wrapper, places)
         if node in keep or (at and siblings[at - 1] in keep) or (at + 1 < len(siblings) and siblings[at + 1] in keep):
             keep.update(iter_tree(wrapper))
 

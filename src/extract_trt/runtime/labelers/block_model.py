@@ -343,9 +343,10 @@ class BlockModelLabeler:
 
     def label(self, pages: Sequence[PageBlocks]) -> list[Labels]:
         out = []
+        # no cut of any page is lower: blocks scored below it are not looked at for not_content
+        lowest = self.threshold if self.page_range is None else min(self.threshold, self.page_range[0])
         for page in pages:
             prob = self.probabilities(page)
-            lowest = self.threshold if self.page_range is None else min(self.threshold, self.page_range[0])
             never = not_content(page, prob >= lowest)
             if never.any():
                 prob = np.where(never, np.float32(0.0), prob)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import CJK_CHARACTER
+from extract_trt.runtime.html.dom import word_count
 from extract_trt.runtime.types import HEADING_TAGS, Block, Labels, PageBlocks
 
 __all__ = ["HeuristicLabeler", "block_scores"]
@@ -80,12 +80,8 @@ def _name_tokens(*names: str) -> set[str]:
 
 
 def _words(text: str) -> int:
-    cjk = len(CJK_CHARACTER.findall(text))
-    if not cjk:
-        return len(_WORD.findall(text))
-    # A \w+ run swallows a whole CJK phrase; count CJK text by characters instead.
-    other = len(_WORD.findall(CJK_CHARACTER.sub(" ", text)))
-    return other + (cjk + 1) // 2
+    # a \w+ run would swallow a whole CJK phrase: word_count counts CJK text by characters instead
+    return word_count(text, _WORD.findall)
 
 
 def _score(block: Block) -> float:
