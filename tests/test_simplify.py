@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from extract_trt.runtime.html.reconstruct import reconstruct
-from extract_trt.runtime.html.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN, simplify
+from extract_trt.runtime.html import dom
+from extract_trt.runtime.html.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN, simplify, table_region
 from extract_trt.runtime.types import Labels
 
 import oracle
@@ -162,6 +163,20 @@ def test_deep_nesting_does_not_recurse():
     assert got.blocks and got.blocks[-1].text == "deep text"
     main = Labels(np.ones(len(got.blocks), dtype=bool), "t")
     assert "deep text" in reconstruct(got, main)
+
+
+def test_nested_tables_are_each_read_once():
+    # Each table's data/layout test reads only what it owns, so nested tables cost one pass in all (read
+    # whole per table, 5,000 nested tables took the page's 30 s budget); a caption decides its own table only.
+    html = "<table><tr><td>" * 300 + "<table><caption>c</caption><tr><td>x</td></tr></table>"
+    root = dom.parse(html)
+    tables = [node for node in dom.iter_tree(root, processing=True) if node.tag == "table"]
+    below_outer = sum(1 for _ in dom.iter_tree(tables[0], processing=True)) - 1
+    assert sum(sum(1 for _ in table_region(table)) for table in tables) == below_outer
+    data = {id(t): MINERU_V11.is_data_table(t) for t in tables}
+    assert [data[id(t)] for t in tables] == [False] * 300 + [True]
+    blocks = simplify(html + "<p>after</p>").blocks
+    assert [b.text for b in blocks][-1] == "after" and any(b.tag == "table" for b in blocks)
 
 
 @pytest.mark.parametrize("html", ["", "   ", "\x00\x01binary\xff", "<html>", "<p>unclosed <b>markup", "<<<>>>", "no tags at all"])

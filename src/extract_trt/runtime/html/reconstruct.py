@@ -99,22 +99,30 @@ def _as_libxml2_rereads(root: Node) -> list[Node]:
     followed it already) does not change."""
     nodes = list(iter_tree(root, expand=False))
     for node in nodes:
-        if node.tag != "li" or node.text or node.children or node.parent is None:
-            continue
-        siblings = node.parent.children
-        pos = next(i for i, kid in enumerate(siblings) if kid is node)
-        end = pos + 1
-        while end < len(siblings) and siblings[end].tag != "li":
-            end += 1
-        node.text, node.tail = node.tail, None
-        if end == pos + 1:
-            continue
-        moved = siblings[pos + 1 : end]
-        node.children = moved
-        node.parent.children = siblings[: pos + 1] + siblings[end:]
-        for kid in moved:
-            kid.parent = node
+        if any(kid.tag == "li" and not kid.text and not kid.children for kid in node.children):
+            _reread_items(node)
     return nodes
+
+
+def _reread_items(parent: Node) -> None:
+    """Move the siblings that follow each empty ``<li>`` of ``parent``, up to the next ``<li>``, into it, in
+    one pass over the children (a page of 50,000 empty items is one pass, not one per item)."""
+    children: list[Node] = []
+    item: Node | None = None  # the empty <li> that takes what follows it
+    for kid in parent.children:
+        if kid.tag == "li":
+            item = None
+            if not kid.text and not kid.children:
+                kid.text, kid.tail = kid.tail, None
+                kid.children = []
+                item = kid
+            children.append(kid)
+        elif item is not None:
+            item.children.append(kid)
+            kid.parent = item
+        else:
+            children.append(kid)
+    parent.children = children
 
 
 def _recall_line_breaks(nodes: list[Node], keep: set[Node]) -> None:

@@ -29,7 +29,7 @@ the same blocks plus those of the elements the reference drops as invisible). Th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from extract_trt.runtime.html import dom
@@ -602,17 +602,27 @@ def _reread_as_fragment(root: _Frag) -> _Frag:
     return only
 
 
+def table_region(table: Node) -> Iterator[Node]:
+    """The elements ``table`` owns, in its processing view: all below it but what lies inside a nested table
+    (the nested ``<table>`` element itself is yielded). What a nested table holds belongs to it, so a check
+    per table reads each element once, not once per enclosing table (nested tables would make it quadratic)."""
+    stack = list(reversed(table.pchildren))
+    node: Node
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.tag != "table" and node.pchildren:
+            stack.extend(reversed(node.pchildren))
+
+
 def _is_data_table(table: Node) -> bool:
     """v1.1: a caption/col/colgroup/headers cell of its own, role="table"/data-table, or only table and
-    inline tags inside."""
+    inline tags inside (a nested table is neither)."""
     layout = False
-    for node in iter_tree(table, processing=True):
-        if node is table:
-            continue
+    for node in table_region(table):
         tag = node.tag
         if tag in ("caption", "col", "colgroup") or (tag in ("td", "th") and "headers" in node.attrs):
-            if _nearest(node.parent, ("table",)) is table:
-                return True
+            return True
         if tag not in TABLE_TAGS and tag not in INLINE_TAGS:
             layout = True
     if table.attrs.get("role") == "table" or table.attrs.get("data-table"):

@@ -26,7 +26,7 @@ whose worked example (7 blocks instead of v1.1's 8) the tests reproduce.
 
 from __future__ import annotations
 
-from extract_trt.runtime.html.dom import Node, iter_tree
+from extract_trt.runtime.html.dom import Node
 from extract_trt.runtime.html.simplify import (
     ELLIPSIS,
     INLINE_TAGS,
@@ -37,6 +37,7 @@ from extract_trt.runtime.html.simplify import (
     _Frag,
     simplify,
     single_child_block,
+    table_region,
 )
 
 __all__ = ["DRIPPER_V1", "SIMPLIFY_PROFILES", "simplify_profile", "simplify_v1"]
@@ -72,16 +73,10 @@ def _is_data_table(table: Node) -> bool:
     attrs = table.attrs
     if "summary" in attrs or attrs.get("role") == "table" or "data-table" in attrs:
         return True
-    for node in iter_tree(table, processing=True):
-        if node is table:
-            continue
-        if node.tag in DATA_TABLE_TAGS or (node.tag in ("td", "th") and "headers" in node.attrs):
-            owner = node.parent
-            while owner is not None and owner.tag != "table":
-                owner = owner.parent
-            if owner is table:
-                return True
-    return False
+    return any(
+        node.tag in DATA_TABLE_TAGS or (node.tag in ("td", "th") and "headers" in node.attrs)
+        for node in table_region(table)
+    )
 
 
 def _truncate_each_text(root: _Frag, limit: int) -> None:
