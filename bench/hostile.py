@@ -105,6 +105,7 @@ def text_pages() -> list[tuple[str, str]]:
         ("misc/unclosed-script", "<script>" + "<div>" * 30_000),
         ("misc/unclosed-title", "<title>" + "<div>" * 30_000),
         ("misc/select-soup", "<select>" + "<option><div>" * 20_000),
+        ("misc/select-options", "<select>" + "<option>x" * 200_000),
         ("misc/frameset", "<frameset>" + "<frame>" * 20_000),
         ("misc/nested-templates", "<template>" * 20_000 + "x"),
         ("misc/nested-svg", "<svg>" * 30_000),

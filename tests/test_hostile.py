@@ -24,6 +24,8 @@ from extract_trt.runtime.limits import check_nesting, parser_work, run_within
 from hostile_pages import INJECTIONS, MALFORMED, SHAPES, AllMain, hostile_pages, in_page, item_ids, text_is_from_input
 
 EXTRACTOR = Extractor(labeler=AllMain(), output=("html", "markdown", "text"))
+# 40,000 paragraphs (0.6 MB): about 0.25 s to decode and simplify, well past the budgets the tests set.
+SLOW_PAGE = "<div>" + "<p>word word</p>" * 40_000
 
 
 def neighbours(page: object) -> list[dict]:
@@ -73,6 +75,12 @@ def test_parser_work_estimate() -> None:
     assert parser_work("<!--" + "<div>" * 1000 + "--><script>'<div>'</script>")[0] == 0
     assert check_nesting("<div>" * 100_000) is not None and check_nesting("<span>" * 100_000) is None
     assert check_nesting("<div>" * 100_000, max_work=None) is None
+    # The options of one <select>: each added one costs the parser the options before it.
+    assert parser_work("<select>" + "<option>x" * 1000)[0] == sum(range(1000))
+    assert parser_work("<select>" + "<optgroup><option>x" * 1000)[0] == 0  # options in groups do not
+    assert parser_work("<div>" + "<option>x" * 1000)[0] == 0  # nor outside a select
+    assert parser_work(("<select>" + "<option>x</option>" * 1000 + "</select>") * 2)[0] == 2 * sum(range(1000))
+    assert check_nesting("<select>" + "<option>x" * 100_000) is not None
 
 
 def test_block_limit() -> None:
@@ -84,19 +92,17 @@ def test_block_limit() -> None:
 
 
 def test_time_budget_stops_a_slow_page() -> None:
-    # Nested tables are quadratic in the simplifier's data-table test: seconds for this small page.
-    slow = "<table><tr><td>x" * 2_500
-    ex = Extractor(labeler=AllMain(), time_budget=0.2)
-    before, hostile, after = ex.extract_many(neighbours(slow))
-    assert hostile.error.startswith("TimeBudgetExceededError: decode and simplify took more than 0.2 s (stopped)")
-    assert hostile.seconds >= 0.2 and before.error is None and after.error is None  # the record says what it cost
+    ex = Extractor(labeler=AllMain(), time_budget=0.03)
+    before, hostile, after = ex.extract_many(neighbours(SLOW_PAGE))
+    assert hostile.error.startswith("TimeBudgetExceededError: decode and simplify took more than 0.03 s (stopped)")
+    assert hostile.seconds >= 0.03 and before.error is None and after.error is None  # the record says what it cost
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL)[0] == 0
 
 
 def test_time_budget_off_the_main_thread_is_checked_when_the_stage_returns() -> None:
     out: list = []
     ex = Extractor(labeler=AllMain(), time_budget=0.01)
-    thread = threading.Thread(target=lambda: out.append(ex.extract("<table><tr><td>x" * 400)))
+    thread = threading.Thread(target=lambda: out.append(ex.extract(SLOW_PAGE)))
     thread.start()
     thread.join()
     assert out[0].error.startswith("TimeBudgetExceededError: decode and simplify took more than 0.01 s")

@@ -18,7 +18,8 @@ class InputTooLargeError(LimitExceededError):
 
 
 class NestingTooDeepError(LimitExceededError):
-    """The page nests elements so deeply that parsing it would take too long (a pre-parse tag scan)."""
+    """The page nests elements so deeply (or puts so many options in one ``<select>``) that parsing it would
+    take too long (a pre-parse tag scan)."""
 
 
 class TooManyBlocksError(LimitExceededError):

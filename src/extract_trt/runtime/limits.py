@@ -11,7 +11,8 @@ subclass); the other pages of the batch are not affected. Checked in this order:
 2. **Nesting** (``max_parser_work``, default :data:`DEFAULT_MAX_PARSER_WORK`): Lexbor's tree builder walks
    the stack of open elements for every block-level start tag and for every end tag that does not close
    the current element, so its time grows with *depth × tags*: 100,000 nested ``<div>`` take ~30 s,
-   100,000 nested ``<span>`` 0.06 s. That parse is one C call that no timer can interrupt, so the cost
+   100,000 nested ``<span>`` 0.06 s. It also goes over a ``<select>``'s options for each option added to
+   it: 24,000 options in one ``<select>`` take 4.4 s, 2 million (18 MB) would take hours. That parse is one C call that no timer can interrupt, so the cost
    is estimated *before* parsing by :func:`check_nesting` (a regex tag scan that tracks the open
    elements and adds the depth at each such tag) and a page whose estimate exceeds the limit is rejected
    (``NestingTooDeepError``). The default, 10⁸ steps, is about 14,000 nested ``<div>`` (~1 s of
@@ -134,13 +135,14 @@ def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
     """Estimate Lexbor's tree-building steps for ``html``: ``(steps, deepest nesting seen)``.
 
     The scan counts, for every block-level start tag and every end tag that does not close the current
-    element, the number of elements open at that point. It is approximate (no full HTML5 insertion
+    element, the number of elements open at that point, and for every ``<option>`` added to a ``<select>``
+    the options already in it. It is approximate (no full HTML5 insertion
     modes) and errs high. With ``stop_above`` it returns as soon as the count exceeds it.
     """
     html = markup_only(html)
     stack: list[str] = []
     push, pop = stack.append, stack.pop
-    steps = deepest = 0
+    steps = deepest = options = 0
     for match in _TAG.finditer(html):
         name = match.group(2).lower()
         if match.group(1):  # end tag
@@ -155,6 +157,11 @@ def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
         elif name not in _VOID:
             if stack and stack[-1] == name and name in _SELF_CLOSING:
                 pop()
+            if name == "select":
+                options = 0
+            elif name == "option" and stack and stack[-1] == "select":
+                steps += options  # Lexbor goes over the select's options each time it adds one
+                options += 1
             if name in _SCOPE_WALKING:
                 if stack and stack[-1] == "p":
                     pop()
@@ -229,7 +236,7 @@ def check_nesting(html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK) -> 
     if steps <= max_work:
         return None
     return NestingTooDeepError(
-        f"elements nest too deeply to parse in bounded time: over {max_work:,} tree-building steps estimated "
+        f"elements nest too deeply, or a <select> holds too many options, to parse in bounded time: over {max_work:,} tree-building steps estimated "
         f"(open elements reach {deepest:,} before the scan stops; limit max_parser_work)"
     )
 
