@@ -63,6 +63,9 @@ def test_a_formula_is_its_tex_source_once() -> None:
     content = '<annotation-xml encoding="MathML-Content"><ci>x</ci></annotation-xml>'
     bare = f"<p><math><semantics><mi>x</mi>{content}</semantics></math></p>"
     assert to_text(bare) == to_markdown(bare) == "x"
+    # the renderings beside the formula's own wrapper are its twins, not those beside an element holding text too
+    worded = '<p><span>area <math alttext="r^2"><mi>r</mi></math></span><span aria-hidden="true">(m²)</span></p>'
+    assert to_text(worded) == "area $r^2$(m²)"
 
 
 def test_soft_hyphens_are_left_out_of_text_and_markdown() -> None:

@@ -147,8 +147,13 @@ def _write_formula(
     if source is None:
         return False
     writer.formula(source, math.attrs.get("display") == "block")
-    wrapper = math
-    while wrapper.parent is not None and len(wrapper.parent.children) == 1:
+    wrapper = math  # up through the elements that hold the formula alone (no text beside it)
+    while (
+        wrapper.parent is not None
+        and len(wrapper.parent.children) == 1
+        and is_blank(wrapper.parent.text)
+        and is_blank(wrapper.tail)
+    ):
         wrapper = wrapper.parent
     if wrapper.parent is not None:
         siblings = wrapper.parent.children
