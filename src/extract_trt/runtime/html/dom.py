@@ -541,12 +541,32 @@ def _nest_following(el: Node) -> None:
 
 
 _STRAY_END_TAG = re.compile(rb"</>")
+# Elements whose content the tokenizer reads as raw text (``plaintext``: all the rest of the page), where a
+# ``</>`` is text already; a tag-level approximation (it does not tell a start tag inside a comment).
+_RAW_TEXT_START = re.compile(rb"<(script|style|xmp|iframe|noembed|noframes|plaintext)[\t\n\f\r />]", re.IGNORECASE)
+
+
+def _stray_end_tags_as_text(data: bytes) -> bytes:
+    """``data`` with each stray ``</>`` outside raw-text elements written as text (``&lt;/&gt;``)."""
+    out: list[bytes] = []
+    pos = 0
+    while True:
+        start = _RAW_TEXT_START.search(data, pos)
+        out.append(data[pos : len(data) if start is None else start.start()].replace(b"</>", b"&lt;/&gt;"))
+        if start is None:
+            return b"".join(out)
+        name = start.group(1)
+        close = None
+        if name.lower() != b"plaintext":
+            close = re.compile(rb"</" + name + rb"[\t\n\f\r />]", re.IGNORECASE).search(data, start.end())
+        pos = len(data) if close is None else close.start()
+        out.append(data[start.start() : pos])
 
 
 def _as_reference_reads(html: str) -> bytes:
     """The page as the UTF-8 that Lexbor reads, with two spots where the reference's parser (Modest) keeps
-    what Lexbor drops: a stray ``</>`` is text, and NUL characters survive (libxml2 then turns them into
-    U+FFFD).
+    what Lexbor drops: a stray ``</>`` is text (inside a raw-text element it is text to both), and NUL
+    characters survive (libxml2 then turns them into U+FFFD).
 
     Encoded here as selectolax encodes a ``str`` (lone surrogates dropped), because searching the bytes is
     several times faster than searching the text (most pages are not Latin-1: two or four bytes per
@@ -554,7 +574,7 @@ def _as_reference_reads(html: str) -> bytes:
     """
     data = html.encode("utf-8", "ignore")
     if _STRAY_END_TAG.search(data) is not None:  # twice as fast as `in` here (every tag ends in ">")
-        data = data.replace(b"</>", b"&lt;/&gt;")
+        data = _stray_end_tags_as_text(data)
     if b"\x00" in data:
         data = data.replace(b"\x00", "\ufffd".encode())
     return data
