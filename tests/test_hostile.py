@@ -16,6 +16,7 @@ import pytest
 
 from extract_trt import Extractor
 from extract_trt.errors import TimeBudgetExceededError
+from extract_trt.runtime import limits
 from extract_trt.runtime.html.sanitize import active_content
 from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.labelers.annotation import AnnotationLabeler
@@ -89,6 +90,9 @@ def test_parser_work_estimate() -> None:
     assert parser_work("<div>" + "<option>x" * 1000)[0] == 0  # nor outside a select
     assert parser_work(("<select>" + "<option>x</option>" * 1000 + "</select>") * 2)[0] == 2 * sum(range(1000))
     assert check_nesting("<select>" + "<option>x" * 100_000) is not None
+    # read a chunk at a time, cut after a ">": the same tags as one pass (a name may hold "<")
+    page = "<a<b href=x>t</a >< p><P>x</>" * 50 + "<li\n>" + "<div/>" * 30
+    assert list(limits._tags(page, chunk=7)) == list(limits._tags(page)) == limits._TAG.findall(page)
 
 
 def test_block_limit() -> None:

@@ -114,6 +114,7 @@ _COMMENT_END = re.compile(r"--!?>")
 # Elements whose text the tokenizer reads without tags (outside foreign content), and the foreign roots.
 _RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title"})
 _FOREIGN = frozenset({"svg", "math"})
+_HIDING = _RAW_TEXT | {"plaintext"}
 _RAW_END: dict[str, re.Pattern[str]] = {}
 _VOID = frozenset(
     {"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "image", "img", "input",
@@ -143,9 +144,9 @@ def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
     stack: list[str] = []
     push, pop = stack.append, stack.pop
     steps = deepest = options = 0
-    for match in _TAG.finditer(html):
-        name = match.group(2).lower()
-        if match.group(1):  # end tag
+    for end, name in _tags(html):
+        name = name.lower()
+        if end:
             if stack and stack[-1] == name:
                 pop()
                 continue
@@ -176,6 +177,18 @@ def parser_work(html: str, stop_above: int | None = None) -> tuple[int, int]:
     return steps, deepest
 
 
+def _tags(html: str, chunk: int = 1 << 20) -> Iterator[tuple[str, str]]:
+    """``(end mark, name)`` of each tag of ``html``: ``findall`` (no match objects) over about ``chunk``
+    characters at a time, each cut just after a ``>`` (no tag name runs across one), so that a page of
+    millions of tags is never one list."""
+    start, n = 0, len(html)
+    while start < n:
+        cut = html.find(">", start + chunk)
+        stop = n if cut < 0 else cut + 1
+        yield from _TAG.findall(html, start, stop)
+        start = stop
+
+
 def markup_only(html: str) -> str:
     """``html`` without the text the HTML tokenizer reads as no tags, so the scan sees what Lexbor sees.
 
@@ -187,44 +200,44 @@ def markup_only(html: str) -> str:
     Where it cannot be exact it hides less, never more (the estimate errs high). Linear: one forward pass.
     """
     out: list[str] = []
-    pos = foreign = 0
+    kept = pos = foreign = 0  # kept: where the text not copied to ``out`` yet starts
     n = len(html)
     while pos < n:
-        m = _TOKEN.search(html, pos)
-        if m is None:
-            break
-        start = m.start()
-        if m.group("comment"):
-            out.append(html[pos:start])
-            if html.startswith(">", start + 4):
+        # Ordinary tags are only read past: one finditer run until a stretch to hide (few on a page)
+        for m in _TOKEN.finditer(html, pos):
+            kind = m.lastgroup
+            if kind == "name":
+                name = m.group("name").lower()
+                if name in _FOREIGN:
+                    foreign = max(0, foreign - 1) if m.group("end") else foreign + 1
+                    continue
+                if foreign or name not in _HIDING or m.group("end"):
+                    continue
+                out.append(html[kept : m.end()])
+                if name == "plaintext":
+                    return "".join(out)
+                if name not in _RAW_END:  # its text runs to its end tag, or to the end
+                    _RAW_END[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
+                end = _RAW_END[name].search(html, m.end())
+                pos = n if end is None else end.start()
+                break
+            start = m.start()
+            out.append(html[kept:start])
+            if kind == "bogus":
+                end_mark = html.find(">", start)
+                pos = n if end_mark < 0 else end_mark + 1
+            elif html.startswith(">", start + 4):
                 pos = start + 5
             elif html.startswith("->", start + 4):
                 pos = start + 6
             else:
                 end = _COMMENT_END.search(html, start + 4)
                 pos = n if end is None else end.end()
-            continue
-        if m.group("bogus"):
-            out.append(html[pos:start])
-            end = html.find(">", start)
-            pos = n if end < 0 else end + 1
-            continue
-        name = m.group("name").lower()
-        closing = bool(m.group("end"))
-        if name in _FOREIGN:
-            foreign = max(0, foreign - 1) if closing else foreign + 1
-        out.append(html[pos : m.end()])
-        pos = m.end()
-        if closing or foreign or name in _FOREIGN:
-            continue
-        if name == "plaintext":
-            return "".join(out)
-        if name in _RAW_TEXT:  # its text runs to its end tag, or to the end
-            if name not in _RAW_END:
-                _RAW_END[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
-            end = _RAW_END[name].search(html, pos)
-            pos = n if end is None else end.start()
-    out.append(html[pos:])
+            break
+        else:  # no token left
+            break
+        kept = pos
+    out.append(html[kept:])
     return "".join(out)
 
 
