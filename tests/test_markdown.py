@@ -68,6 +68,19 @@ def test_a_formula_is_its_tex_source_once() -> None:
     assert to_text(worded) == "area $r^2$(m²)"
 
 
+def test_a_headings_permalink_is_left_out() -> None:
+    # Sphinx/MkDocs "¶", a "#" before the title, a copy-link button: not part of the heading's text
+    html = (
+        '<h1>Quickstart<a class="headerlink" href="#quickstart" title="Link to this heading">¶</a></h1>'
+        '<h2><a href="#cloud" class="heading-permalink">#</a>What is a cloud?</h2>'
+        '<h3>Why <span><button class="copy-link">🔗</button></span></h3>'
+        '<p>Note <a href="#fn1">1</a> and <a href="#top">¶</a>.</p>'
+        '<h3>Step <a href="#s1">§1</a> <a href="https://example.org/#x">#</a></h3>'
+    )
+    assert to_text(html) == "Quickstart\n\nWhat is a cloud?\n\nWhy\n\nNote 1 and ¶.\n\nStep §1 #"
+    assert to_markdown(html).startswith("# Quickstart\n\n## What is a cloud?\n\n### Why\n\nNote")
+
+
 def test_soft_hyphens_are_left_out_of_text_and_markdown() -> None:
     html = "<p>Donau&shy;dampf\u00adschiff</p><p>&shy;</p><p>fährt</p>"
     assert to_markdown(html) == to_text(html) == "Donaudampfschiff\n\nfährt"

@@ -41,6 +41,9 @@ Plain text is modelled on the DOM ``innerText`` rules:
   ``<source>``/``<track>``/``<embed>`` is inside them.)
 * A MathML formula that gives its TeX source is ``$source$`` (``$$source$$`` for display math), once: the
   renderings beside it (an image, glyphs) are left out (:func:`_write_formula`).
+* A heading's permalink or copy-link control is left out (in Markdown too): an in-page link (``href="#…"``) or a
+  button in an ``h1``–``h6`` whose text is at most three symbols and no word (Sphinx's and MkDocs' ``¶``, ``#``,
+  ``§``, ``🔗``) would write "Quickstart¶" for the heading "Quickstart" (:func:`_is_heading_mark`).
 * Soft hyphens (U+00AD, ``&shy;``) are dropped, in Markdown too: a browser shows one only where it breaks the
   line, and kept they cut words in two ("Donau\u00addampf\u00adschiff"), as German news sites write many.
 * The result has no leading or trailing blank lines and no trailing whitespace.
@@ -51,6 +54,7 @@ tree building is quadratic in nesting depth for block elements (100,000 nested `
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 import html2text
@@ -68,6 +72,8 @@ except ImportError:
 if not cython.compiled:  # compiled: the C function (cimported in the .pxd)
     from extract_trt.runtime.html.dom import PyErr_CheckSignals
 
+
+_WORD_CHARACTER = re.compile(r"\w")
 
 __all__ = ["benchmark_markdown", "remove_spacer_images", "to_markdown", "to_text", "walk"]
 
@@ -93,8 +99,12 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
         node, opening = stack.pop()
         if opening:
             PyErr_CheckSignals()
-            if (node.tag == "math" and _write_formula(node, writer, twins, places)) or (twins and node in twins):
-                pass  # written as its TeX source, or a rendering of one: only the tail is left
+            if (
+                (node.tag == "math" and _write_formula(node, writer, twins, places))
+                or (twins and node in twins)
+                or ((node.tag == "a" or node.tag == "button") and _is_heading_mark(node))
+            ):
+                pass  # written as TeX, a rendering of a formula, a heading's permalink: only the tail is left
             elif writer.open(node):
                 stack.append((node, False))
                 text = node.text
@@ -112,6 +122,36 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
             tail = node.tail
             if tail and not (drop_blanks and dropped_blank(tail, node.parent, node)):
                 _write_text(writer, tail)
+
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_HEADING_MARK_DEPTH = 3  # how far up from the control its heading may be
+_HEADING_MARK_CHARS = 3
+
+
+def _is_heading_mark(control: Node) -> bool:
+    """Is ``control`` (an ``a`` or ``button``) a heading's permalink or copy-link: inside an ``h1``–``h6``,
+    an in-page link or a button, whose text is a few symbols and no word (``¶``, ``#``, ``§``, ``🔗``)?"""
+    if control.tag == "a" and not control.attrs.get("href", "").startswith("#"):
+        return False
+    up = control.parent
+    for _ in range(_HEADING_MARK_DEPTH):
+        if up is None or up.tag in _HEADINGS:
+            break
+        up = up.parent
+    if up is None or up.tag not in _HEADINGS:
+        return False
+    parts = [control.text or ""]
+    stack = list(control.children)
+    while stack:
+        node = stack.pop()
+        parts.append(node.text or "")
+        parts.append(node.tail or "")
+        if len(parts) > 2 * _HEADING_MARK_CHARS + 8:
+            return False  # more inside than a mark
+        stack.extend(node.children)
+    text = "".join(parts).strip()
+    return len(text) <= _HEADING_MARK_CHARS and not _WORD_CHARACTER.search(text)
 
 
 def formula_source(math: Node) -> str | None:
