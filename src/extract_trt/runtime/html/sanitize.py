@@ -150,6 +150,10 @@ def _safe_attrs(attrs: dict[str, str]) -> dict[str, str] | None:
     return {name: value for name, value in attrs.items() if name not in bad}
 
 
+def _unescape_once(text: str | None) -> str | None:
+    return text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&") if text else text
+
+
 def sanitize_tree(root: Node, keep: set[Node] | None = None) -> None:
     """Remove active content, in place, from ``root`` and the descendants in ``keep`` (all when ``None``).
 
@@ -160,8 +164,10 @@ def sanitize_tree(root: Node, keep: set[Node] | None = None) -> None:
     while stack:
         node = stack.pop()
         if node.tag in _RAW_TEXT_RENAMED:
-            if node.tag == "xmp" and node.text:  # dom.parse escaped it once for parity (Modest's output)
-                node.text = node.text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&")
+            if node.tag == "xmp":  # dom.parse escaped its text once for parity (Modest's output)
+                node.text = _unescape_once(node.text)
+                for kid in node.children:  # an <xmp> in MathML or SVG holds elements, and text between them
+                    kid.tail = _unescape_once(kid.tail)
             node.tag = _RAW_TEXT_RENAMED[node.tag]
         elif node.tag in FORM_ELEMENTS:
             node.tag = FORM_ELEMENTS[node.tag]
