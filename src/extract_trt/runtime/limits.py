@@ -12,15 +12,16 @@ subclass); the other pages of the batch are not affected. Checked in this order:
    the stack of open elements for every block-level start tag and for every end tag that does not close
    the current element, so its time grows with *depth × tags*: 100,000 nested ``<div>`` take ~30 s,
    100,000 nested ``<span>`` 0.06 s. It also goes over a ``<select>``'s options for each option added to
-   it: 24,000 options in one ``<select>`` take 4.4 s, 2 million (18 MB) would take hours. That parse is one C call that no timer can interrupt, so the cost
-   is estimated *before* parsing by :func:`check_nesting` (a regex tag scan that tracks the open
-   elements and adds the depth at each such tag) and a page whose estimate exceeds the limit is rejected
-   (``NestingTooDeepError``). The default, 10⁸ steps, is about 14,000 nested ``<div>`` (~1 s of
-   parsing); the 1,497 WCXB pages estimate at most 6.5·10⁶ (their DOMs are at most 55 levels deep). A
-   page with at most ``sqrt(2 · max_parser_work)`` (≈ 14,000) ``<`` characters cannot exceed the limit
-   and is not scanned. The scan reads what the tokenizer reads (:func:`markup_only`): ``<!-->`` is an
-   empty comment, ``<title>``/``<script>``/``<style>`` inside ``<svg>``/``<math>`` hide nothing, all of
-   a page after ``<plaintext>`` is text — so markup cannot hide tags from it that the parser then builds.
+   it: 24,000 options in one ``<select>`` take 4.4 s, 2 million (18 MB) would take hours. That parse is
+   one C call that no timer can interrupt, so the cost is estimated *before* parsing by :func:`check_nesting`
+   (a regex tag scan that tracks the open elements and adds the depth at each such tag) and a page whose
+   estimate exceeds the limit is rejected (``NestingTooDeepError``). The default, 10⁸ steps, is about
+   14,000 nested ``<div>`` (~1 s of parsing); the 1,497 WCXB pages estimate at most 6.5·10⁶ (their DOMs are
+   at most 55 levels deep). A page with at most ``sqrt(2 · max_parser_work)`` (≈ 14,000) ``<`` characters
+   cannot exceed the limit and is not scanned. The scan reads what the tokenizer reads (:func:`markup_only`):
+   ``<!-->`` is an empty comment, ``<title>``/``<script>``/``<style>`` inside ``<svg>``/``<math>`` hide
+   nothing, all of a page after ``<plaintext>`` is text — so markup cannot hide tags from it that the parser
+   then builds.
    Everything after the parse is iterative, so depth itself is never an error (no recursion).
 2a. **Attributes** (``max_attributes``, default :data:`DEFAULT_MAX_ATTRIBUTES` = 1,000 on one element):
    Lexbor's cost per tag grows with the square of its distinct attributes (100,000: about a minute in
@@ -249,8 +250,9 @@ def check_nesting(html: str, max_work: int | None = DEFAULT_MAX_PARSER_WORK) -> 
     if steps <= max_work:
         return None
     return NestingTooDeepError(
-        f"elements nest too deeply, or a <select> holds too many options, to parse in bounded time: over {max_work:,} tree-building steps estimated "
-        f"(open elements reach {deepest:,} before the scan stops; limit max_parser_work)"
+        f"elements nest too deeply, or a <select> holds too many options, to parse in bounded time: over "
+        f"{max_work:,} tree-building steps estimated (open elements reach {deepest:,} before the scan stops; "
+        "limit max_parser_work)"
     )
 
 

@@ -63,6 +63,7 @@ from extract_trt.runtime.html import dom
 from extract_trt.runtime.html.dom import Node, child_place, collapsed_parts, dropped_blank, is_blank
 from extract_trt.runtime.html.markdown import MarkdownWriter, first_number, remove_spacer_images
 from extract_trt.runtime.html.reconstruct import MainContent
+from extract_trt.runtime.types import HEADING_TAGS
 
 try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
     import cython
@@ -124,7 +125,6 @@ def walk(root: Node, writer: TreeWriter, keep: set[Node] | None = None, *, drop_
                 _write_text(writer, tail)
 
 
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _HEADING_MARK_DEPTH = 3  # how far up from the control its heading may be
 _HEADING_MARK_CHARS = 3
 
@@ -136,10 +136,10 @@ def _is_heading_mark(control: Node) -> bool:
         return False
     up = control.parent
     for _ in range(_HEADING_MARK_DEPTH):
-        if up is None or up.tag in _HEADINGS:
+        if up is None or up.tag in HEADING_TAGS:
             break
         up = up.parent
-    if up is None or up.tag not in _HEADINGS:
+    if up is None or up.tag not in HEADING_TAGS:
         return False
     parts = [control.text or ""]
     stack = list(control.children)
