@@ -10,13 +10,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from io_fixtures import real_pages, write_warc
 from test_batch_integrity import ChaosLabeler, page
 from typer.testing import CliRunner
 
 from extract_trt import Extractor
 from extract_trt.cli import app
+from extract_trt.errors import OutputTooLargeError
 from extract_trt.runtime.html.decode import decode_html
+from extract_trt.runtime.html.simplify import simplify
 from extract_trt.runtime.io.batch import run
 from extract_trt.runtime.io.records import check_page, iter_records
 from extract_trt.runtime.labelers.heuristic import HeuristicLabeler
@@ -132,6 +135,20 @@ def test_output_far_larger_than_the_page_is_an_error_record() -> None:
     r = Extractor(labeler=HeuristicLabeler(), output="html", max_output_ratio=2.0).extract(page_)
     assert r.error.startswith("OutputTooLargeError: the main HTML output has") and r.main_html == ""
     assert Extractor(labeler=HeuristicLabeler(), output="html").extract(page_).error is None  # default ratio 8
+
+
+def test_a_simplified_page_far_larger_than_the_page_is_an_error_record() -> None:
+    # every line under the <div> is a block that repeats its start tag, class and all (the reference's
+    # scheme): 50,000 lines under a 1 MB class would be 50 GB of blocks
+    flood = '<div class="' + "c" * 1_000_000 + '">' + "".join(f"line {i}<br>" for i in range(50_000)) + "</div>"
+    r = Extractor(labeler=HeuristicLabeler(), output="text").extract(flood)
+    assert r.error.startswith(f"OutputTooLargeError: the simplified page passes {8 * len(flood):,} characters")
+    assert r.timings["simplify"] < 5  # before: 30 s and 7.8 GB, cut by the time budget
+    lines = '<div class="' + "c" * 1_000 + '">' + "".join(f"line {i}<br>" for i in range(50)) + "</div>"
+    chars = sum(len(b.html) for b in simplify(lines).blocks)
+    assert len(simplify(lines, max_chars=chars).blocks) == 50
+    with pytest.raises(OutputTooLargeError, match="at block 50 "):
+        simplify(lines, max_chars=chars - 1)
 
 
 def test_a_single_page_runs_in_process_under_a_memory_cap_that_is_lifted_afterwards(tmp_path: Path) -> None:

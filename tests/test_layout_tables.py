@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from extract_trt.runtime.html.simplify import simplify
+from extract_trt.runtime.html.simplify import MAX_PATH_TAGS, simplify
 from extract_trt.runtime.labelers import block_model
 from extract_trt.runtime.labelers.block_model import BlockModelLabeler
 from extract_trt.runtime.labelers.features import page_features
@@ -69,6 +69,20 @@ def test_a_data_table_inside_a_skeleton_stays_a_table():
     seen = skeleton_tables_as_divs(page)
     (seen_table,) = [b for b, orig in zip(seen.blocks, page.blocks) if orig is table]
     assert seen_table.tag == "table" and seen_table.tag_path.endswith(">div>table")
+
+
+def test_a_deep_page_in_a_skeleton_is_read_with_capped_paths():
+    # the view caps its paths as the simplifier does, so 2,000 levels under a skeleton cell stay linear
+    deep = "".join(f"<blockquote><p>level {i}</p>" for i in range(2000))
+    page = simplify(_tables(MENU, deep, POLL))
+    seen = skeleton_tables_as_divs(page)
+    pairs = [(orig, block) for orig, block in zip(page.blocks, seen.blocks) if orig.text.startswith("level")]
+    assert len(pairs) == 2000
+    for orig, block in pairs:
+        tags = block.tag_path.split(">")
+        assert len(tags) <= MAX_PATH_TAGS + 1 and tags[-2:] == ["blockquote", "p"]
+        assert tags[:5] == ["html", "body", "div", "div", "blockquote"]  # the table and its cell read as divs
+        assert block.depth == orig.depth - 2  # tbody and tr left out
 
 
 def test_a_page_without_layout_tables_is_returned_as_it_is():

@@ -8,7 +8,15 @@ import pytest
 
 from extract_trt.runtime.html.reconstruct import reconstruct
 from extract_trt.runtime.html import dom
-from extract_trt.runtime.html.simplify import MINERU_V11, MINERU_V11_WITH_HIDDEN, simplify, table_region
+from extract_trt.runtime.html.simplify import (
+    MAX_NAME_CHARS,
+    MAX_PATH_TAGS,
+    MINERU_V11,
+    MINERU_V11_WITH_HIDDEN,
+    PATH_GAP,
+    simplify,
+    table_region,
+)
 from extract_trt.runtime.types import Labels
 
 import oracle
@@ -177,6 +185,34 @@ def test_nested_tables_are_each_read_once():
     assert [data[id(t)] for t in tables] == [False] * 300 + [True]
     blocks = simplify(html + "<p>after</p>").blocks
     assert [b.text for b in blocks][-1] == "after" and any(b.tag == "table" for b in blocks)
+
+
+def test_tag_paths_of_deep_pages_keep_head_and_tail():
+    """A block's tag path names at most MAX_PATH_TAGS tags (+ the gap): 3,000 nested quotes would otherwise
+    carry 3,000 paths of up to 33 KB each. Depth stays exact; shallow paths are whole."""
+    html = "<main>" + "".join(f"<blockquote><p>level {i}</p>" for i in range(3000)) + "<pre>code</pre>"
+    blocks = simplify(html).blocks
+    assert [b.depth for b in blocks[:3]] == [4, 5, 6] and blocks[-1].depth == 3003
+    assert blocks[0].tag_path == "html>body>main>blockquote>p"
+    tags = [b.tag_path.split(">") for b in blocks]
+    assert max(len(t) for t in tags) == MAX_PATH_TAGS + 1
+    for path in tags[MAX_PATH_TAGS:]:
+        assert path[:4] == ["html", "body", "main", "blockquote"] and path.count(PATH_GAP) == 1
+    assert tags[-1][-2:] == ["blockquote", "pre"] and tags[-2][-2:] == ["blockquote", "p"]
+
+
+def test_blocks_keep_a_bounded_part_of_long_class_and_id_values():
+    # each block's own and its ancestors' names are searched per block (comment sections, fine print)
+    long = "x" * (2 * MAX_NAME_CHARS)
+    blocks = simplify(f'<div class="comments {long}" id="{long}">' + "<p>a</p>" * 3 + "</div>").blocks
+    assert len(blocks) == 3
+    assert all(b.ancestor_names == f"comments {long}"[:MAX_NAME_CHARS] + " " + long[:MAX_NAME_CHARS] for b in blocks)
+    (own,) = simplify(f'<p class="{long}" id="{long}">a</p>').blocks
+    assert own.classes == own.element_id == long[:MAX_NAME_CHARS]
+    # blocks with the same named ancestors share one string, whatever unnamed parents lie between
+    blocks = simplify("".join(f'<div class="{i}{long}">' for i in range(8)) + "<div><p>a</p></div>" * 3).blocks
+    assert len(blocks) == 3 and blocks[0].ancestor_names == " ".join(f"{i}{long}"[:MAX_NAME_CHARS] + " " for i in range(7, -1, -1))
+    assert blocks[0].ancestor_names is blocks[1].ancestor_names is blocks[2].ancestor_names
 
 
 @pytest.mark.parametrize("html", ["", "   ", "\x00\x01binary\xff", "<html>", "<p>unclosed <b>markup", "<<<>>>", "no tags at all"])

@@ -33,6 +33,7 @@ from extract_trt.runtime.limits import (
     DEFAULT_MAX_PARSER_WORK,
     DEFAULT_TIME_BUDGET,
     check_output,
+    output_limit,
     check_parse_cost,
     run_within,
 )
@@ -275,7 +276,8 @@ class Extractor:
             raise problem
         # A labeler trained on another block scheme (Dripper v1.0) names its simplifier profile.
         profile = getattr(self.labeler, "simplify_profile", None)
-        blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile)
+        max_chars = output_limit(len(html), self.max_output_ratio)
+        blocks = simplify(html, cutoff_length=self.cutoff_length, profile=profile, max_chars=max_chars)
         t2 = time.perf_counter()
         result.timings["simplify"] = t2 - t1
         if self.metadata:  # read before reconstruction rewrites the tree

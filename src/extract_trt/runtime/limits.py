@@ -305,14 +305,19 @@ def check_parse_cost(
 # ── output size ─────────────────────────────────────────────────────────────────
 
 
+def output_limit(input_chars: int, ratio: float | None = DEFAULT_MAX_OUTPUT_RATIO) -> int | None:
+    """The most characters an output of a page of ``input_chars`` may have (``None``: no limit)."""
+    return None if ratio is None else max(OUTPUT_FLOOR, int(ratio * input_chars))
+
+
 def check_output(outputs: dict[str, str], input_chars: int, ratio: float | None = DEFAULT_MAX_OUTPUT_RATIO) -> OutputTooLargeError | None:
     """The error when an output is longer than ``ratio`` × the input's characters (and over 1 Mi
     characters), else ``None``. Main content is a part of its page; what grows far past the page is the
     HTML parser re-opening formatting elements (``<b>`` left open across 1,000 paragraphs) or entity
     escaping, and such output is useless to a corpus."""
-    if ratio is None:
+    limit = output_limit(input_chars, ratio)
+    if limit is None:
         return None
-    limit = max(OUTPUT_FLOOR, int(ratio * input_chars))
     for name, text in outputs.items():
         if len(text) > limit:
             return OutputTooLargeError(

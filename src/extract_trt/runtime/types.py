@@ -47,7 +47,7 @@ class Block:
     classes: str
     element_id: str
     depth: int
-    tag_path: str
+    tag_path: str  # "html>body>…>tag"; a path deeper than simplify.MAX_PATH_TAGS keeps its head and tail
     link_text_length: int
     content_type: str  # block_element | unwrapped_text | inline_elements | mixed
     ancestor_names: str = ""  # class and id values of the ancestors, nearest first (model features)

@@ -29,7 +29,7 @@ the same blocks plus those of the elements the reference drops as invisible). Th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from extract_trt.runtime.html import dom
@@ -43,7 +43,7 @@ from extract_trt.runtime.html.dom import (
     iter_tree,
     serialize,
 )
-from extract_trt.errors import SimplifyError
+from extract_trt.errors import OutputTooLargeError, SimplifyError
 from extract_trt.runtime.types import Block, PageBlocks
 
 try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
@@ -114,11 +114,16 @@ class SimplifyProfile:
     unescape_all: bool  # reconstruction unescapes the whole output (else only absolute URLs)
 
 
-def simplify(html: object, cutoff_length: int | None = None, profile: SimplifyProfile | None = None) -> PageBlocks:
+def simplify(
+    html: object, cutoff_length: int | None = None, profile: SimplifyProfile | None = None, max_chars: int | None = None
+) -> PageBlocks:
     """Segment the page ``html`` (a ``str``) into numbered blocks (``profile``: default :data:`MINERU_V11`;
     ``cutoff_length``: default the profile's).
 
-    Raises :class:`SimplifyError` when ``html`` is not a ``str`` or the page cannot be parsed at all.
+    Raises :class:`SimplifyError` when ``html`` is not a ``str`` or the page cannot be parsed at all, and
+    :class:`OutputTooLargeError` when its blocks' HTML passes ``max_chars`` characters (every run of text
+    repeats its element's start tag, class and id included, as the reference writes it: 50,000 lines under
+    one ``<div>`` with a 1 MB class would be 50 GB).
     """
     profile = profile or MINERU_V11
     if cutoff_length is None:
@@ -132,7 +137,7 @@ def simplify(html: object, cutoff_length: int | None = None, profile: SimplifyPr
         raise SimplifyError(f"HTML parser failed: {exc}") from exc
     _remove_hidden(_remove_tags(root, profile), profile.keep_removed_tail)
     paragraphs = _Segmenter(root, profile).run()
-    return _number_blocks(root, paragraphs, cutoff_length, profile)
+    return _number_blocks(root, paragraphs, cutoff_length, profile, max_chars)
 
 
 # ── processing view ──────────────────────────────────────────────────────────────
@@ -1047,7 +1052,26 @@ class _Mapper:
 
 
 _ANCESTOR_NAMES = 8  # nearest ancestors with a class or id whose names a Block keeps
+# Characters of a class or id value that a Block keeps (its own and its ancestors'): each block's names are
+# searched (comments, fine print), so one 100 KB class over 20,000 paragraphs cost 16 s of searches.
+# The longest on the shared pages has 7,481 (a Squarespace body's class list); the model hashes the first 300.
+MAX_NAME_CHARS = 1000
 CONTAINER_LEVELS = 6  # nearest ancestors whose identity a Block keeps (Block.containers)
+# A tag path names at most MAX_PATH_TAGS tags: a deeper one keeps its outermost PATH_HEAD_TAGS and its
+# innermost tags with PATH_GAP between. The shared pages nest at most 55 deep; a hostile page nesting
+# 9,000 deep would otherwise carry paths of ~50 KB per block (a gigabyte, and quadratic time in the
+# features' substring tests).
+MAX_PATH_TAGS = 128
+PATH_HEAD_TAGS = 16
+PATH_GAP = "…"
+
+
+def capped_path(tags: Sequence[str]) -> Sequence[str]:
+    """``tags`` (a tag path, outermost first) with at most :data:`MAX_PATH_TAGS` + 1 items: a longer path
+    keeps its head and tail around :data:`PATH_GAP` (a path that has a gap already keeps it where it is)."""
+    if len(tags) <= MAX_PATH_TAGS:
+        return tags
+    return (*tags[:PATH_HEAD_TAGS], PATH_GAP, *tags[PATH_HEAD_TAGS - MAX_PATH_TAGS :])
 
 
 class _TagPaths:
@@ -1062,6 +1086,10 @@ class _TagPaths:
         # node → (path, depth, names of it and above, numbers of it and above)
         self.memo: dict[Node, tuple[str, int, tuple[str, ...], tuple[int, ...]]] = {}
         self.numbers: dict[Node, int] = {}  # ancestors in the order first met: the same in every process
+        # an element's names and each distinct Block.ancestor_names made once: eight long class lists over
+        # 100,000 paragraphs would otherwise be 100,000 copies of up to 16 KB
+        self.names: dict[Node, str] = {}
+        self.joined: dict[str, str] = {}
 
     def _info(self, node: Node) -> tuple[str, int, tuple[str, ...], tuple[int, ...]]:
         memo = self.memo
@@ -1078,16 +1106,20 @@ class _TagPaths:
             tags.append(cur.tag)
             attrs = cur.attrs
             if len(names) < _ANCESTOR_NAMES and ("class" in attrs or "id" in attrs):
-                names.append(f"{attrs.get('class', '')} {attrs.get('id', '')}")
+                name = self.names.get(cur)
+                if name is None:
+                    name = f"{attrs.get('class', '')[:MAX_NAME_CHARS]} {attrs.get('id', '')[:MAX_NAME_CHARS]}"
+                    self.names[cur] = name
+                names.append(name)
             if len(ids) < CONTAINER_LEVELS:
                 ids.append(numbers.setdefault(cur, len(numbers)))
             cur = cur.parent
         tags.reverse()
         if cur is None:
-            info = (">".join(tags), len(tags) - 1, tuple(names), tuple(ids))
+            info = (_joined("", -1, tags), len(tags) - 1, tuple(names), tuple(ids))
         else:
             path, depth, above, above_ids = memo[cur]
-            info = (f"{path}>{'>'.join(tags)}", depth + len(tags), (*names, *above)[:_ANCESTOR_NAMES],
+            info = (_joined(path, depth, tags), depth + len(tags), (*names, *above)[:_ANCESTOR_NAMES],
                     (*ids, *above_ids)[:CONTAINER_LEVELS])  # fmt: skip
         memo[node] = info
         return info
@@ -1097,17 +1129,26 @@ class _TagPaths:
         if parent is None:
             return node.tag, 0, "", ()
         path, depth, names, ids = self._info(parent)
-        return f"{path}>{node.tag}", depth + 1, " ".join(names), ids
+        joined = " ".join(names)
+        return _joined(path, depth, [node.tag]), depth + 1, self.joined.setdefault(joined, joined), ids
+
+
+def _joined(path: str, depth: int, tags: list[str]) -> str:
+    """The path of an element at ``depth`` (``""``, -1: none) followed by ``tags``, capped (:func:`capped_path`)."""
+    if depth + 1 + len(tags) <= MAX_PATH_TAGS:  # never capped: the path has depth + 1 tags
+        return f"{path}>{'>'.join(tags)}" if path else ">".join(tags)
+    return ">".join(capped_path([*path.split(">"), *tags] if path else tags))
 
 
 def _number_blocks(
-    root: Node, paragraphs: list[_Paragraph], cutoff_length: int, profile: SimplifyProfile
+    root: Node, paragraphs: list[_Paragraph], cutoff_length: int, profile: SimplifyProfile, max_chars: int | None
 ) -> PageBlocks:
     mapper = _Mapper(profile.inline_tags)
     paths = _TagPaths()
     stats = _CopyStats()
     blocks: list[Block] = []
     fragments: list[str] = []
+    chars = 0
     par: _Paragraph
     node: Node
     for par in paragraphs:
@@ -1146,6 +1187,11 @@ def _number_blocks(
             else:
                 html, text, link_chars = written
         fragments.append(html)
+        chars += len(html)
+        if max_chars is not None and chars > max_chars:
+            raise OutputTooLargeError(
+                f"the simplified page passes {max_chars:,} characters at block {item_id:,} (limit max_output_ratio)"
+            )
         path, depth, ancestor_names, containers = paths.of(node)
         blocks.append(
             Block(
@@ -1153,8 +1199,8 @@ def _number_blocks(
                 html=html,
                 text=text,
                 tag=tag,
-                classes=node.attrs.get("class", ""),
-                element_id=node.attrs.get("id", ""),
+                classes=node.attrs.get("class", "")[:MAX_NAME_CHARS],
+                element_id=node.attrs.get("id", "")[:MAX_NAME_CHARS],
                 depth=depth,
                 tag_path=path,
                 ancestor_names=ancestor_names,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from extract_trt.runtime.html.dom import Node, up_to_memo
-from extract_trt.runtime.html.simplify import CONTAINER_LEVELS, WRAPPER_TAG
+from extract_trt.runtime.html.simplify import CONTAINER_LEVELS, WRAPPER_TAG, capped_path
 from extract_trt.runtime.types import Block, PageBlocks
 
 __all__ = ["SKELETON_ROWS", "skeleton_tables_as_divs"]
@@ -42,9 +42,10 @@ _DOCUMENT = frozenset({"-undef", "#document"})
 
 
 class _Seen(NamedTuple):
-    """An element as the model reads it: its path (tags, skeleton parts as ``div``, rows left out), how many
-    of its ancestors-or-self were left out, the numbers of the nearest kept elements at or above it (itself
-    first unless left out), and whether the nearest table at or above it is a skeleton table."""
+    """An element as the model reads it: its path (tags, skeleton parts as ``div``, rows left out; capped as
+    the simplifier caps it), how many of its ancestors-or-self were left out, the numbers of the nearest kept
+    elements at or above it (itself first unless left out), and whether the nearest table at or above it is
+    a skeleton table."""
 
     path: tuple[str, ...]
     dropped: int
@@ -95,7 +96,7 @@ class _View:
         else:
             as_tag = tag
         kept = (self.numbers.setdefault(el, len(self.numbers)), *parent.kept[:CONTAINER_LEVELS])
-        return _Seen((*parent.path, as_tag), parent.dropped, kept, in_skeleton)
+        return _Seen(capped_path((*parent.path, as_tag)), parent.dropped, kept, in_skeleton)
 
 
 def _as_seen(b: Block, tag: str, tag_path: str, depth: int, containers: tuple[int, ...]) -> Block:
