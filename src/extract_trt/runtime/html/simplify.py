@@ -1056,6 +1056,7 @@ _ANCESTOR_NAMES = 8  # nearest ancestors with a class or id whose names a Block 
 # searched (comments, fine print), so one 100 KB class over 20,000 paragraphs cost 16 s of searches.
 # The longest on the shared pages has 7,481 (a Squarespace body's class list); the model hashes the first 300.
 MAX_NAME_CHARS = 1000
+_SHARED_NAMES = 256  # Block.ancestor_names longer than this are one string per distinct value (see _TagPaths)
 CONTAINER_LEVELS = 6  # nearest ancestors whose identity a Block keeps (Block.containers)
 # A tag path names at most MAX_PATH_TAGS tags: a deeper one keeps its outermost PATH_HEAD_TAGS and its
 # innermost tags with PATH_GAP between. The shared pages nest at most 55 deep; a hostile page nesting
@@ -1086,8 +1087,8 @@ class _TagPaths:
         # node → (path, depth, names of it and above, numbers of it and above)
         self.memo: dict[Node, tuple[str, int, tuple[str, ...], tuple[int, ...]]] = {}
         self.numbers: dict[Node, int] = {}  # ancestors in the order first met: the same in every process
-        # an element's names and each distinct Block.ancestor_names made once: eight long class lists over
-        # 100,000 paragraphs would otherwise be 100,000 copies of up to 16 KB
+        # an element's names and each distinct long Block.ancestor_names made once: eight long class lists
+        # over 100,000 paragraphs would otherwise be 100,000 copies of up to 16 KB
         self.names: dict[Node, str] = {}
         self.joined: dict[str, str] = {}
 
@@ -1130,7 +1131,10 @@ class _TagPaths:
             return node.tag, 0, "", ()
         path, depth, names, ids = self._info(parent)
         joined = " ".join(names)
-        return _joined(path, depth, [node.tag]), depth + 1, self.joined.setdefault(joined, joined), ids
+        if len(joined) > _SHARED_NAMES:
+            joined = self.joined.setdefault(joined, joined)
+        tag_path = f"{path}>{node.tag}" if depth + 2 <= MAX_PATH_TAGS else _joined(path, depth, [node.tag])
+        return tag_path, depth + 1, joined, ids
 
 
 def _joined(path: str, depth: int, tags: list[str]) -> str:
