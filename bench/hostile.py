@@ -103,6 +103,7 @@ def text_pages() -> list[tuple[str, str]]:
         ("blocks/long-class-paragraphs", '<div class="' + "c" * 100_000 + '">' + "<p>para</p>" * 50_000 + "</div>"),
         ("blocks/deep-quotes", "".join(f"<blockquote><p>level {i}</p>" for i in range(9_000))),
         ("blocks/deep-lines", "<div>" * 8_000 + "line<br>" * 40_000),
+        ("blocks/nested-replies", f"{text}<div id=comments>" + '<div class="comments"><p>A reply.</p>' * 8_000),
         ("plaintext/all-tags-after", "<plaintext>" + "<div><p>" * 40_000),
         ("plaintext/early", "<p>a</p><plaintext></plaintext><div>" * 10_000),
         ("misc/only-comment", "<!--" + "<div>" * 30_000),

@@ -33,7 +33,13 @@ from extract_trt.cli import app
 from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.job import JobConfig, run_job
-from extract_trt.runtime.html.comments import comment_heading, comment_mask, is_comment_container
+from extract_trt.runtime.html.comments import (
+    MAX_NESTED_SECTIONS,
+    CommentSections,
+    comment_heading,
+    comment_mask,
+    is_comment_container,
+)
 from extract_trt.runtime.html.simplify import simplify
 
 SAMPLE = Path(__file__).parent / "data" / "comment_sample.json"
@@ -151,6 +157,20 @@ def test_a_heading_of_the_same_rank_ends_the_section() -> None:
     where = {key: next(i for i, b in enumerate(page.blocks) if key in b.text) for key in (COMMENT_SENTENCE, "Ten tips")}
     assert in_section[where[COMMENT_SENTENCE]] and text[where[COMMENT_SENTENCE]]
     assert not in_section[where["Ten tips"]] and not text[where["Ten tips"]]
+
+
+def test_deeply_threaded_replies_are_one_section_with_bounded_chains() -> None:
+    # one container per reply level: every level is in the section, and no chain outgrows the cap
+    article = f"<article><p>{'. '.join([ARTICLE_SENTENCE] * 6)}.</p></article>"
+    replies = "".join(f'<div class="comments"><p>{COMMENT_SENTENCE} reply {i}</p>' for i in range(3 * MAX_NESTED_SECTIONS))
+    page = simplify(f'<body>{article}<div id="comments">{replies}</div></body>')
+    in_section, text = comment_mask(page, np.ones(len(page.blocks), dtype=bool))
+    replies_at = [i for i, b in enumerate(page.blocks) if " reply " in b.text]
+    assert len(replies_at) == 3 * MAX_NESTED_SECTIONS and in_section[replies_at].all() and text[replies_at].all()
+    assert not in_section[: replies_at[0]].any()
+    sections = CommentSections()
+    chains = [sections.of(page.page_map.id_nodes[page.blocks[i].item_id])[0] for i in replies_at]
+    assert max(map(len, chains)) == MAX_NESTED_SECTIONS and len({chain[0] for chain in chains}) == 1
 
 
 def test_no_section_by_heading_on_a_declared_thread(with_comments: Extractor) -> None:
