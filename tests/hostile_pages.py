@@ -229,14 +229,19 @@ def item_ids(main_html: str) -> list[int]:
 _TEXT_MARKUP = re.compile(r"(?m)^(?:- |\d+\. )| \||\$")
 
 
+def _is_noncharacter(char: str) -> bool:
+    code = ord(char)
+    return 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE
+
+
 def text_is_from_input(source: str, text: str) -> bool:
     """Every non-space character of ``text`` occurs in ``source`` at least as often (the larger count of the
     raw HTML and its entity-decoded form), apart from what the text writer adds: list markers at line
     starts, `` |`` between table cells and ``$`` around formulas. Exempt: U+FFFD, which the parser substitutes for bad
-    characters, and C0/C1 controls, which HTML's character references produce (``&#x11`` is U+0011)
-    where ``html.unescape`` drops them."""
+    characters, and C0/C1 controls and noncharacters, which HTML's character references produce (``&#x11`` is
+    U+0011, ``&#xDFFFE`` U+DFFFE) where ``html.unescape`` drops them."""
     needed = Counter(_SPACE.sub("", _TEXT_MARKUP.sub("", text)))
-    for char in [c for c in needed if c == "\ufffd" or unicodedata.category(c) == "Cc"]:
+    for char in [c for c in needed if c == "\ufffd" or unicodedata.category(c) == "Cc" or _is_noncharacter(c)]:
         del needed[char]
     if not needed:
         return True

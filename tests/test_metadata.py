@@ -156,6 +156,16 @@ def test_url_date_and_script_data() -> None:
     assert meta_of(page(head), url="https://x.example/2025/12/18/post/").date == "2025-12-18"
 
 
+def test_a_sole_h1_is_the_title_unless_it_is_a_link() -> None:
+    head = '<meta property="og:title" content="Best Tomato Cages of 2026: Top 7 Picks • Example Gardens">'
+    assert meta_of(page(head, "<h1>The cages that held up</h1>" + BODY)).title == "The cages that held up"
+    # a logo in an <h1>, or two <h1>s: the structured title, its site part cut when an <h1> is one
+    logo = '<h1><a href="/">Example Gardens</a></h1>'
+    assert meta_of(page(head, logo + BODY)).title == "Best Tomato Cages of 2026: Top 7 Picks • Example Gardens"
+    head = '<meta property="og:title" content="Tomato cages | Example Gardens">'
+    assert meta_of(page(head, logo + "<h1>Tomato cages</h1>" + BODY)).title == "Tomato cages"
+
+
 def test_title_falls_back_to_the_first_main_heading() -> None:
     result = Extractor(labeler="heuristic", metadata=True).extract(page(body="<h2>Only a heading</h2>" + BODY))
     assert result.error is None and result.metadata.title == "Only a heading"

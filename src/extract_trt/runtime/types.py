@@ -44,13 +44,13 @@ class Block:
     html: str
     text: str
     tag: str
-    classes: str
+    classes: str  # the element's class value, at most simplify.MAX_NAME_CHARS characters (so is element_id)
     element_id: str
     depth: int
     tag_path: str  # "html>body>…>tag"; a path deeper than simplify.MAX_PATH_TAGS keeps its head and tail
     link_text_length: int
     content_type: str  # block_element | unwrapped_text | inline_elements | mixed
-    ancestor_names: str = ""  # class and id values of the ancestors, nearest first (model features)
+    ancestor_names: str = ""  # class and id values of the nearest eight named ancestors, nearest first
     # the nearest ancestors (parent first, at most 6) as numbers equal between the blocks of one page that
     # share that ancestor, and different otherwise (model features: how much text a container holds)
     containers: tuple[int, ...] = ()
