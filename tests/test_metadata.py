@@ -132,6 +132,16 @@ def test_byline_class_and_date_block_after_h1() -> None:
     assert md.date == "2021-03-03"
 
 
+@pytest.mark.parametrize(
+    "byline,author",
+    [("View all posts by Ray Ansari", "Ray Ansari"), ("Author: Mia Chen", "Mia Chen"), ("Written by", None),
+     ("About the author", None)],
+)
+def test_a_bylines_label_is_no_name(byline: str, author: str | None) -> None:
+    body = f'<h1>Winter sowing</h1><div class="post-author">{byline}</div>' + BODY
+    assert meta_of(page("<title>Winter sowing</title>", body)).author == author
+
+
 def test_head_scripts_stay_unbuilt_and_the_page_map_is_unchanged() -> None:
     """The head is read without building its scripts and styles: a <meta> after a large inline script is
     still read, and the page's map (what reconstruction serialises) is the same as without metadata."""

@@ -100,7 +100,11 @@ _PAGE_TYPES = frozenset({"webpage", "itempage", "aboutpage", "faqpage", "collect
 _SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation", "localbusiness"})
 _AUTHOR_HINT = re.compile(r"(?:^|[\s_-])(?:author|byline|by-line|writer|posted-by|article-author)(?:$|[\s_-]|name)", re.I)
 _DATE_HINT = re.compile(r"(?:^|[\s_-])(?:date|time|pubdate|published|publish-date|post-date|posted-on|entry-date|timestamp|meta-date|article-date|byline)(?:$|[\s_-])", re.I)
-_BYLINE_PREFIX = re.compile(r"^\s*(?:written\s+by|posted\s+by|published\s+by|reviewed\s+by|by|von|par|por|di)\s*[:\-]?\s+", re.I)
+_BYLINE_PREFIX = re.compile(
+    r"^\s*(?:(?:written|posted|published|reviewed|view\s+(?:all|more)\s+posts|more\s+posts|articles?)\s+by|by|von|par|por|di"
+    r"|author|autor|auteur)\s*[:\-]?\s+",
+    re.I,
+)
 _SPACES = re.compile(r"\s+")
 _MAX_AUTHOR_CHARS = 80
 _MAX_HINTS = 8
@@ -642,7 +646,11 @@ def _choose_author(src: _Sources, ld: _JsonLd, main: dict[str, Any]) -> str | No
     return None
 
 
-_NOT_A_NAME = re.compile(r"\d|@|https?:|\b(?:updated|published|posted|min read|editorial|staff writer)\b", re.I)
+_NOT_A_NAME = re.compile(
+    r"\d|@|https?:|\b(?:updated|published|posted|min read|editorial|staff writer)\b"
+    r"|^(?:written by|view (?:all|more) posts|about the author|author|by)$",  # a byline's label on its own
+    re.I,
+)
 
 
 def _author_name(value: str | None) -> str | None:
