@@ -25,7 +25,7 @@ PAGE = (
     + '<script type="application/ld+json">'
     + json.dumps({"@type": "NewsArticle", "headline": HOSTILE_TITLE, "author": [{"name": "Ann"}, {"name": "Bo"}],
                   "datePublished": "2024-03-15T08:30:00Z", "keywords": ["a", "b"]})  # fmt: skip
-    + "</script></head><body><h1>Tomatoes</h1>"
+    + "</script></head><body><h2>Tomatoes</h2>"  # an <h1> would be the title
     + BODY
     + "</body></html>"
 )
