@@ -98,6 +98,20 @@ def test_the_references_mapping_attribute_is_dropped_by_both_walks(monkeypatch: 
         assert [attrs for _, attrs, *_ in signature[3:]] == [{"class": "c"}, {}, {}, {}]  # div p svg g
 
 
+def test_processing_instructions_are_dropped_by_both_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "<?php … ?>" left in a page is a node of its own in Lexbor (tag id 0, which selectolax names after
+    # whatever it read last); the tree keeps elements and text only, as the C walker does by node type. The
+    # interpreted walk kept it as an element, "address" or "#text" (a block of inline content became
+    # "block_element" there, and its label differed from the compiled build's)
+    html = "<address>x</address><div class='side'><?php posts(4); ?>\n<a href='/c'>more</a></div><p>a<?xml x?>b</p>"
+    for walker in (True, False):
+        if walker and not dom.c_walker_in_use():
+            continue
+        _, serialized = _signature(html, walker, monkeypatch)
+        body = '<body><address>x</address><div class="side">\n<a href="/c">more</a></div><p>ab</p></body>'
+        assert body in serialized
+
+
 @pytest.mark.parametrize("walker", [True, False])
 def test_svg_attributes_keep_their_qualified_names(walker: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     # <use href xlink:href>: two attributes that selectolax < 1.0 reports as one "href"; the reference has both.

@@ -356,6 +356,7 @@ def _end_before(el: Node, pos: int) -> None:
 # Lexbor's ids of the standard tag names are fixed; custom element names get per-document ids (large
 # numbers) and are looked up each time. "" marks nodes that are not elements or text (comments, doctypes).
 _STANDARD_TAG_IDS = 1 << 16
+_UNDEFINED_TAG_ID = 0
 _TAG_NAMES: dict[int, str] = {}
 _FOREIGN_ROOTS = frozenset({"svg", "math"})
 
@@ -366,7 +367,11 @@ def _tag_name(lex: LexborNode, tag_id: int) -> str:
 
 def name_of_tag(tag: str | None, tag_id: int) -> str:
     """Our name for a Lexbor node whose selectolax ``tag`` is ``tag`` (``-text`` for text, ``-comment`` …
-    for other non-elements): lower-cased, ``""`` for what the tree leaves out; cached by standard tag id."""
+    for other non-elements): lower-cased, ``""`` for what the tree leaves out; cached by standard tag id.
+    Tag id 0 (Lexbor's "undefined") is a processing instruction's (``<?php … ?>`` in a page): never an
+    element, and selectolax names it after whatever it read last ("#text", "address")."""
+    if tag_id == _UNDEFINED_TAG_ID:
+        return ""
     name = "" if tag is None or tag[0] in "_!" or (tag[0] == "-" and tag != "-text") else tag.lower()
     if tag_id < _STANDARD_TAG_IDS:
         _TAG_NAMES[tag_id] = name
