@@ -112,6 +112,27 @@ def test_processing_instructions_are_dropped_by_both_walks(monkeypatch: pytest.M
         assert body in serialized
 
 
+def test_frameset_text_and_non_ascii_names_read_alike_by_both_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A frameset keeps only the whitespace of its text, moved to the front of the token in place: selectolax's
+    # text_content read the old length ("a b c" as "  b c"). And HTML lower-cases ASCII letters of names only:
+    # a valueless attribute made the interpreted walk lower-case every name with str.lower ("Москва").
+    pages = [
+        "<frameset> a b c </frameset> after text",
+        "<svg><frameset>a &amp; b</frameset></svg>",  # an SVG element of that name: text as any other
+        "<p Москва ÉTÉ hidden>x</p>",
+    ]
+    expected = [
+        "<html><head></head><frameset>    </frameset>  </html>",
+        "<body><svg><frameset>a &amp; b</frameset></svg></body>",
+        '<p Москва="" ÉtÉ="" hidden="">x</p>',
+    ]
+    for walker in (True, False):
+        if walker and not dom.c_walker_in_use():
+            continue
+        for html, want in zip(pages, expected):
+            assert want in _signature(html, walker, monkeypatch)[1], (walker, html)
+
+
 @pytest.mark.parametrize("walker", [True, False])
 def test_svg_attributes_keep_their_qualified_names(walker: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     # <use href xlink:href>: two attributes that selectolax < 1.0 reports as one "href"; the reference has both.

@@ -273,7 +273,13 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
             if tag is None:
                 tag = _tag_name(lex, tag_id)
             if tag == "-text":
-                text = lex.text_content
+                # A frameset's text (and the html element's after one) keeps only its whitespace: Lexbor moves
+                # it to the front of the token in place, and selectolax's text_content reads the old length
+                # ("a b c" → "  b c"); the node's serialization reads the new one.
+                framed = not in_foreign and (
+                    parent.tag == "frameset" or (parent.tag == "html" and any(k.tag == "frameset" for k in kids))
+                )
+                text = lex.html if framed else lex.text_content
                 if text:
                     _add_text(parent, kids, text)
             elif tag:
@@ -592,8 +598,11 @@ def _attrs(lex: LexborNode, foreign: bool = False) -> dict[str, str]:
     raw = lex.attributes
     if not raw:
         return {}
-    if foreign or None in raw.values() or REFERENCE_UID_ATTR in raw:
+    if foreign:
         return {k.lower(): "" if v is None else v for k, v in raw.items() if k != REFERENCE_UID_ATTR}
+    if None in raw.values() or REFERENCE_UID_ATTR in raw:
+        # Lexbor has lower-cased the ASCII letters of an HTML name; str.lower would change others ("Москва")
+        return {k: "" if v is None else v for k, v in raw.items() if k != REFERENCE_UID_ATTR}
     return raw
 
 
