@@ -33,8 +33,8 @@ from extract_trt.runtime.limits import (
     DEFAULT_MAX_PARSER_WORK,
     DEFAULT_TIME_BUDGET,
     check_output,
-    output_limit,
     check_parse_cost,
+    output_limit,
     run_within,
 )
 from extract_trt.runtime.html.metadata import PageMetadata, complete_from_main, extract_metadata, load_language_model

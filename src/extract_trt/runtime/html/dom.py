@@ -598,11 +598,9 @@ def _attrs(lex: LexborNode, foreign: bool = False) -> dict[str, str]:
     raw = lex.attributes
     if not raw:
         return {}
-    if foreign:
-        return {k.lower(): "" if v is None else v for k, v in raw.items() if k != REFERENCE_UID_ATTR}
-    if None in raw.values() or REFERENCE_UID_ATTR in raw:
+    if foreign or None in raw.values() or REFERENCE_UID_ATTR in raw:
         # Lexbor has lower-cased the ASCII letters of an HTML name; str.lower would change others ("Москва")
-        return {k: "" if v is None else v for k, v in raw.items() if k != REFERENCE_UID_ATTR}
+        return {k.lower() if foreign else k: "" if v is None else v for k, v in raw.items() if k != REFERENCE_UID_ATTR}
     return raw
 
 

@@ -1133,8 +1133,7 @@ class _TagPaths:
         joined = " ".join(names)
         if len(joined) > _SHARED_NAMES:
             joined = self.joined.setdefault(joined, joined)
-        tag_path = f"{path}>{node.tag}" if depth + 2 <= MAX_PATH_TAGS else _joined(path, depth, [node.tag])
-        return tag_path, depth + 1, joined, ids
+        return _joined(path, depth, [node.tag]), depth + 1, joined, ids
 
 
 def _joined(path: str, depth: int, tags: list[str]) -> str:
