@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
+from extract_trt.runtime.html.decode import repair_mojibake
 from extract_trt.runtime.types import Labels
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -225,8 +226,9 @@ def item_ids(main_html: str) -> list[int]:
     return sorted(int(n.attributes["_item_id"]) for n in LexborHTMLParser(main_html).css("[_item_id]"))
 
 
-# list markers, cell separators and the dollars around a formula's TeX (convert.to_text)
-_TEXT_MARKUP = re.compile(r"(?m)^(?:- |\d+\. )| \||\$")
+# list markers (after the spaces a `<pre>` around the list keeps), cell separators and the dollars around a
+# formula's TeX (convert.to_text)
+_TEXT_MARKUP = re.compile(r"(?m)^[ \t]*(?:- |\d+\. )| \||\$")
 
 
 def _is_noncharacter(char: str) -> bool:
@@ -237,9 +239,11 @@ def _is_noncharacter(char: str) -> bool:
 def text_is_from_input(source: str, text: str) -> bool:
     """Every non-space character of ``text`` occurs in ``source`` at least as often (the larger count of the
     raw HTML and its entity-decoded form), apart from what the text writer adds: list markers at line
-    starts, `` |`` between table cells and ``$`` around formulas. Exempt: U+FFFD, which the parser substitutes for bad
+    starts (after spaces), `` |`` between table cells and ``$`` around formulas. Exempt: U+FFFD, which the parser substitutes for bad
     characters, and C0/C1 controls and noncharacters, which HTML's character references produce (``&#x11`` is
-    U+0011, ``&#xDFFFE`` U+DFFFE) where ``html.unescape`` drops them."""
+    U+0011, ``&#xDFFFE`` U+DFFFE) where ``html.unescape`` drops them. ``source`` is read as the extractor reads it:
+    UTF-8 that was decoded as windows-1252 or Latin-1 repaired (:func:`repair_mojibake`)."""
+    source = repair_mojibake(source)
     needed = Counter(_SPACE.sub("", _TEXT_MARKUP.sub("", text)))
     for char in [c for c in needed if c == "\ufffd" or unicodedata.category(c) == "Cc" or _is_noncharacter(c)]:
         del needed[char]

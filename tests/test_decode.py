@@ -7,7 +7,7 @@ import codecs
 import pytest
 
 from extract_trt.errors import DecodeError
-from extract_trt.runtime.html.decode import decode_html, resolve_charset
+from extract_trt.runtime.html.decode import decode_html, repair_mojibake, resolve_charset
 
 RUSSIAN = (
     "Москва — столица России, крупнейший по численности населения город страны. "
@@ -272,6 +272,53 @@ def test_resolve_charset(label: str | None, codec: str | None) -> None:
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+# ── mojibake ───────────────────────────────────────────────────────────────
+
+PAGE = "<title>It’s a café — 北京</title><p>Zürich, naïve, 😀, “quoted”, ½ € ™ </p>"
+
+
+@pytest.mark.parametrize("charset", ["cp1252", "latin-1"])
+def test_utf8_read_as_a_legacy_charset_is_repaired(charset: str) -> None:
+    garbled = PAGE.encode().decode(charset, "extract_trt.cp1252")  # what a crawler trusting the wrong header made
+    assert garbled != PAGE and "â€™" in garbled or "â\x80\x99" in garbled
+    assert repair_mojibake(garbled) == PAGE
+
+
+def test_utf8_misread_twice_is_repaired() -> None:
+    twice = PAGE.encode().decode("cp1252", "extract_trt.cp1252").encode().decode("cp1252", "extract_trt.cp1252")
+    assert repair_mojibake(twice) == PAGE
+
+
+def test_a_repaired_bom_is_dropped() -> None:
+    assert repair_mojibake("ï»¿<p>cafÃ©</p>") == "<p>café</p>"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PAGE,  # right already
+        "<p>plain ASCII</p>",
+        "<p>Café, Zürich, Øre, déjà vu: Latin-1 written as such</p>",  # accented letters beside ASCII: not UTF-8
+        "<p>Itâ€™s broken here</p><p>but “right” here — 北京</p>",  # some of it decoded right: left alone
+        "<p>Ã</p>",  # a lead byte without its continuation
+        "<p>\ud800 lone surrogate Ã©</p>",
+        "",
+    ],
+)
+def test_text_that_is_not_wholly_mojibake_is_kept(text: str) -> None:
+    assert repair_mojibake(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_repair_never_raises_and_undoes_a_misreading(text: str) -> None:
+    assert isinstance(repair_mojibake(text), str)
+    if "\ufeff" not in text and not any("\ud800" <= c <= "\udfff" for c in text):
+        garbled = text.encode().decode("cp1252", "extract_trt.cp1252")
+        assert repair_mojibake(garbled) == repair_mojibake(text)
+
+
 
 
 @settings(max_examples=200, deadline=None)

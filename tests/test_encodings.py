@@ -112,3 +112,19 @@ def test_invalid_bytes_under_a_utf8_declaration_become_replacement_characters() 
     data = page("caf\xe9 " + CHINESE, "utf-8").encode("utf-8").replace(b"caf\xc3\xa9", b"caf\xe9")
     text = text_of(data, "text/html; charset=utf-8")
     assert text.startswith("caf") and CHINESE in text
+
+
+@pytest.mark.parametrize("text", [FRENCH, GERMAN, RUSSIAN, CHINESE + JAPANESE], ids=["fr", "de", "ru", "zh-ja"])
+def test_utf8_that_was_decoded_as_latin1_upstream_comes_back(text: str) -> None:
+    """Mojibake: a string (or the UTF-8 bytes of one) that is UTF-8 read as windows-1252 / Latin-1 somewhere
+    before us; its metadata too."""
+    html = page(text, "utf-8").replace("<title>t</title>", f"<title>{text[:12]}</title>")
+    for garbled in (html.encode().decode("cp1252", "extract_trt.cp1252"), html.encode().decode("latin-1")):
+        result = Extractor(labeler=AllMain(), output="text", metadata=True).extract(garbled)
+        assert result.error is None and result.text == text
+        assert result.metadata.title == text[:12]
+        assert text_of(garbled.encode()) == text  # a page served so (its CMS stored the misreading)
+
+
+def test_latin1_text_given_as_a_string_is_kept() -> None:
+    assert text_of(page(FRENCH + " Ã©").encode()) == FRENCH + " Ã©"  # not all of it reads as UTF-8

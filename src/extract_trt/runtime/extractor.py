@@ -14,7 +14,7 @@ import numpy as np
 from extract_trt.runtime.html import convert
 from extract_trt.runtime.html.comments import comment_mask
 from extract_trt.runtime.html.declared import declared_address, declared_kinds, declares_thread
-from extract_trt.runtime.html.decode import decode_html
+from extract_trt.runtime.html.decode import decode_html, repair_mojibake
 from extract_trt.runtime.html.dom import release
 from extract_trt.runtime.html.fine_print import fine_print_mask
 from extract_trt.errors import (
@@ -264,6 +264,7 @@ class Extractor:
             html = decode_html(bytes(html), record.get("content_type"))
         elif not isinstance(html, str):
             raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
+        html = repair_mojibake(html)
         t1 = time.perf_counter()
         result.timings["decode"] = t1 - t0
         page.input_chars = len(html)

@@ -32,6 +32,17 @@ matching C1 controls, as browsers do, instead of failing.
 
 Leading U+FEFF characters (BOMs) are removed from the result. Only non-bytes input raises :class:`DecodeError`.
 The common case (valid UTF-8, with or without a declaration) costs one regex search and one decode.
+
+**Mojibake** (:func:`repair_mojibake`, run by the extractor on every page, ``str`` or decoded bytes): a page
+whose every character is one that windows-1252 or Latin-1 decodes a byte to, and whose bytes read that way
+are valid UTF-8 with at least one multi-byte character, is UTF-8 that was decoded in one of those charsets
+somewhere upstream ("Itâ€™s", "cafÃ©"; a crawler that trusted an ``ISO-8859-1`` header, or a CMS that stored
+it so): its UTF-8 reading is the page. The same reasoning as the mislabelled-UTF-8 rule above, for text that
+arrives already decoded. Repeated while it applies (text decoded wrongly twice), at most
+:data:`MAX_MOJIBAKE_ROUNDS` times. All or nothing: a page that mixes such sequences with characters the two
+charsets cannot produce (real curly quotes, CJK) is left as it is, since some of its text was decoded right.
+Pages written in Latin-1 or windows-1252 are not touched: their accented letters stand beside ASCII, which is
+not valid UTF-8.
 """
 
 from __future__ import annotations
@@ -41,7 +52,7 @@ import re
 
 from extract_trt.errors import DecodeError
 
-__all__ = ["decode_html", "resolve_charset", "utf16_without_bom"]
+__all__ = ["decode_html", "repair_mojibake", "resolve_charset", "utf16_without_bom"]
 
 _SNIFF_BYTES = 4096
 
@@ -117,6 +128,58 @@ def _cp1252_c1(exc: UnicodeError) -> tuple[str, int]:
 
 
 codecs.register_error("extract_trt.cp1252", _cp1252_c1)
+
+
+def _latin1_bytes(exc: UnicodeError) -> tuple[bytes, int]:
+    # Encoding back to the bytes a windows-1252 or Latin-1 decoder read: characters windows-1252 has no byte
+    # for (U+0080-U+009F: its five holes in a browser, any of them in Latin-1) are their Latin-1 byte.
+    if isinstance(exc, UnicodeEncodeError):
+        chars = exc.object[exc.start : exc.end]
+        if all(ord(c) < 0x100 for c in chars):
+            return chars.encode("latin-1"), exc.end
+    raise exc
+
+
+codecs.register_error("extract_trt.latin1", _latin1_bytes)
+
+MAX_MOJIBAKE_ROUNDS = 3
+# What a UTF-8 continuation byte (0x80-0xBF) decodes to in windows-1252, or in Latin-1 where windows-1252 has none.
+_CONTINUATION = frozenset(
+    bytes(range(0x80, 0xC0)).decode("cp1252", "extract_trt.cp1252") + "".join(map(chr, range(0x80, 0xA0)))
+)
+
+
+def _utf8_as_decoded(text: str) -> str | None:
+    """The UTF-8 reading of ``text``'s windows-1252 / Latin-1 bytes, or None."""
+    if text.isascii():
+        return None
+    try:  # the page's first non-ASCII character tells most pages apart without encoding them
+        text.encode("ascii")
+    except UnicodeEncodeError as exc:
+        first = exc.start
+    else:
+        return None
+    if not ("\xc2" <= text[first] <= "\xf4" and first + 1 < len(text) and text[first + 1] in _CONTINUATION):
+        return None  # not a UTF-8 lead byte followed by a continuation byte
+    try:
+        try:
+            data = text.encode("latin-1")  # the fast codec first
+        except UnicodeEncodeError:
+            data = text.encode("cp1252", "extract_trt.latin1")
+        return data.decode("utf-8").lstrip("\ufeff")
+    except UnicodeError:  # a character neither charset decodes to, or bytes that are not UTF-8
+        return None
+
+
+def repair_mojibake(text: str) -> str:
+    """``text`` read as the UTF-8 it was when it is UTF-8 decoded as windows-1252 or Latin-1 (module notes,
+    "Mojibake"); otherwise ``text`` itself."""
+    for _ in range(MAX_MOJIBAKE_ROUNDS):
+        repaired = _utf8_as_decoded(text)
+        if repaired is None:
+            break
+        text = repaired
+    return text
 
 
 def resolve_charset(label: str | bytes | None) -> str | None:
