@@ -15,6 +15,7 @@ from extract_trt import Extractor, PageMetadata
 from extract_trt.eval.datasets import read_dataset
 from extract_trt.eval.metrics import metadata_outcome
 from extract_trt.runtime.html.metadata import (
+    block_author,
     block_date,
     detect_language,
     extract_metadata,
@@ -140,6 +141,35 @@ def test_byline_class_and_date_block_after_h1() -> None:
 def test_a_bylines_label_is_no_name(byline: str, author: str | None) -> None:
     body = f'<h1>Winter sowing</h1><div class="post-author">{byline}</div>' + BODY
     assert meta_of(page("<title>Winter sowing</title>", body)).author == author
+
+
+@pytest.mark.parametrize(
+    "byline,author",
+    [
+        ("By Amy Wilhelm", "Amy Wilhelm"),
+        ("Written by: Meghan Neville | Content Marketing", "Meghan Neville"),
+        ("Posted by BeauHD on Tuesday", "BeauHD"),
+        ("By Sofia Gonzalez December 12, 2024", "Sofia Gonzalez"),  # a date after the name
+        ("By Theresa May", "Theresa May"),  # a month-like name without a date after it
+        ("By Ursula von der Leyen, 3 min read", "Ursula von der Leyen"),
+        ("Par Jean Dupont le 3 mars", "Jean Dupont"),
+        ("By clicking accept you agree", None),  # not a name: lower-case words
+        ("By Feb 3, 2024", None),
+        ("Written by", None),
+    ],
+)
+def test_a_byline_in_the_text_names_the_author(byline: str, author: str | None) -> None:
+    """Where no markup names the author, a short block near the <h1> that is a byline does (class names no author)."""
+    body = f"<h1>Winter sowing</h1><p>{byline}</p>" + BODY
+    assert meta_of(page("<title>Winter sowing</title>", body)).author == author
+    assert block_author(simplify(page("", body)).blocks) == author
+
+
+def test_a_byline_far_from_the_h1_or_under_markup_s_author_is_not_read() -> None:
+    far = "<h1>Winter sowing</h1>" + BODY * 13 + "<p>By Amy Wilhelm</p>"
+    assert meta_of(page("", far)).author is None
+    marked = '<h1>Winter sowing</h1><p>By Amy Wilhelm</p>' + BODY
+    assert meta_of(page('<meta name="author" content="Dana Lee">', marked)).author == "Dana Lee"
 
 
 def test_head_scripts_stay_unbuilt_and_the_page_map_is_unchanged() -> None:

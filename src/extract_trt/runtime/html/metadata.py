@@ -16,7 +16,9 @@ Sources, in order of trust (per field, the first that gives a value wins; except
 5. **the URL**: ``/2024/03/15/``, ``/2024-03-15-…``, ``/20240315/`` (a URL day one day off a structured
    time stamp wins: the time stamp is in UTC, the URL has the publisher's day).
 6. **text**: a date in an element whose class names a date, or in a short block next to the first ``<h1>``
-   ("Dec 12, 2025", "Last updated: …"); then a date in script data (``"publishedAt":"2024-…"``).
+   ("Dec 12, 2025", "Last updated: …"); then a date in script data (``"publishedAt":"2024-…"``). An author
+   in a short block next to the first ``<h1>`` that is a byline ("By Amy Wilhelm", "Written by: …", "Posted
+   by BeauHD on …"; :func:`block_author`).
 7. **the main content**: its first heading when nothing else names a title; its language (``py3langid``).
 
 The title is the page's ``<h1>`` when it has only one and that is not mostly link text (a logo). Else the
@@ -496,7 +498,7 @@ def extract_metadata(
     md.date = _structured_date(src, main, page)
     if md.author is None or md.date is None:
         _body_sources(root, src)
-        md.author = _choose_author(src, ld, main)
+        md.author = _choose_author(src, ld, main) or block_author(blocks)
         md.date = _structured_date(src, main, page)
     in_url = url_date(url)
     if md.date is None or (in_url is not None and _days_apart(md.date, in_url) <= 1):
@@ -700,20 +702,62 @@ def _days_apart(a: str, b: str) -> int:
 
 
 _DIGIT = re.compile(r"\d")
-_DATE_SCAN_BLOCKS = 12  # blocks after the first <h1> that a byline date is looked for in
+_BYLINE_BLOCKS = 12  # blocks after the first <h1> that a byline's date or author is looked for in
 _MAX_DATE_LINE = 100
 
 
-def block_date(blocks: Sequence[Block]) -> str | None:
-    """A date stated in a short block right after the page's first ``<h1>`` (a byline's "Dec 12, 2025",
-    "Last updated: November 13, 2025"); the first blocks when the page has no ``<h1>``."""
+def _byline_blocks(blocks: Sequence[Block]) -> Sequence[Block]:
+    """The blocks where a byline sits: from three before the page's first ``<h1>`` to :data:`_BYLINE_BLOCKS`
+    after it; the first blocks when the page has no ``<h1>``."""
     start = next((i for i, b in enumerate(blocks) if b.tag == "h1"), 0)
-    for block in blocks[max(0, start - 3) : start + _DATE_SCAN_BLOCKS]:
+    return blocks[max(0, start - 3) : start + _BYLINE_BLOCKS]
+
+
+def block_date(blocks: Sequence[Block]) -> str | None:
+    """A date stated in a short block near the page's first ``<h1>`` (a byline's "Dec 12, 2025", "Last updated:
+    November 13, 2025")."""
+    for block in _byline_blocks(blocks):
         text = block.text
         if len(text) <= _MAX_DATE_LINE and _DIGIT.search(text):  # (the date patterns need a \d digit)
             found = normalize_date(_first_line_date(text))
             if found:
                 return found
+    return None
+
+
+# A byline in the text: "By", "Written by", "Posted by", "Published by", German "Von", French "Par", Spanish "Por" …
+_BYLINE_TEXT = re.compile(r"^\s*(?:(?:written|posted|published)\s+by|by|von|par|por)\s*:?\s+(.+)", re.I | re.S)
+# … and the name after it, up to a separator, a date or time, or a word that follows a name in bylines ("on
+# March 3", "in Science", "Updated", "View all posts", "Follow")
+_BYLINE_NAME_END = re.compile(
+    r"\s*(?:[|•·—–/]| - |\n|,?\s*\d|\b(?:on|in|updated|view|follow|am|le|el)\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d)",
+    re.I,
+)
+# lower-case words a name may hold ("Ursula von der Leyen", "Ana de la Cruz", "Smith and Jones")
+_NAME_PARTICLES = frozenset({"de", "van", "von", "der", "den", "da", "di", "du", "la", "le", "del", "bin", "al", "and", "&", "y"})
+_MAX_BYLINE_CHARS = 120
+_MAX_NAME_WORDS = 5
+
+
+def block_author(blocks: Sequence[Block]) -> str | None:
+    """The author a byline block near the page's first ``<h1>`` names ("By Amy Wilhelm", "Posted by BeauHD on
+    …"): at most :data:`_MAX_NAME_WORDS` words, the first and every one but a particle capitalised."""
+    for block in _byline_blocks(blocks):
+        text = block.text
+        if len(text) > _MAX_BYLINE_CHARS:
+            continue
+        match = _BYLINE_TEXT.match(text)
+        if match is None:
+            continue
+        name = _author_name(_BYLINE_NAME_END.split(match[1], 1)[0])
+        if name is None:
+            continue
+        words = name.replace(",", " ").split()
+        if len(words) <= _MAX_NAME_WORDS and words[0][0].isupper() and all(
+            w[0].isupper() or w.lower() in _NAME_PARTICLES for w in words
+        ):
+            return name
     return None
 
 
