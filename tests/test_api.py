@@ -18,10 +18,23 @@ PAGE = sample_pages()[0]
 def test_formats_are_the_extractor_outputs() -> None:
     reference = Extractor().extract(PAGE, url="https://example.org/a")
     assert extract_trt.extract(PAGE) == reference.text
-    assert extract_trt.extract(PAGE, output_format="markdown") == reference.markdown
+    assert extract_trt.extract(PAGE, output_format="markdown", include_links=True, include_images=True) == reference.markdown
     assert extract_trt.extract(PAGE, output_format="html") == reference.main_html
     data = json.loads(extract_trt.extract(PAGE, url="https://example.org/a", output_format="json"))
     assert data == {"url": "https://example.org/a", "text": reference.text}
+
+
+def test_markdown_has_no_links_or_images_unless_asked_as_in_trafilatura() -> None:
+    first = "Plenty of words about the river valley and its old mills. " * 5
+    second = "The second paragraph tells of the miller and his family, who lived there for years. " * 4
+    html = (f'<html><body><article><h1>Old mills</h1><p>{first}Read about <a href="https://example.org/mills">the '
+            f'mills</a> here.</p><img src="https://example.org/mill.jpg" alt="A mill"><p>{second}</p></article></body></html>')  # fmt: skip
+    plain = extract_trt.extract(html, output_format="markdown")
+    linked = extract_trt.extract(html, output_format="markdown", include_links=True)
+    both = extract_trt.extract(html, output_format="markdown", include_links=True, include_images=True)
+    assert "Read about the mills here." in plain and "](" not in plain
+    assert "[the mills](<https://example.org/mills>)" in linked and "![" not in linked
+    assert both == Extractor().extract(html).markdown and "![A mill](<https://example.org/mill.jpg>)" in both
 
 
 def test_favor_flags_pick_the_model_thresholds() -> None:
@@ -50,6 +63,15 @@ def test_nothing_to_extract_is_none_as_in_trafilatura() -> None:
 def test_unsupported_options_are_errors_not_silent(kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
         extract_trt.extract(PAGE, **kwargs)
+
+
+def test_target_language_keeps_only_pages_in_that_language() -> None:
+    english = "<html><body><article><p>" + "The gardens were quiet in the morning light. " * 20 + "</p></article></body></html>"
+    german = english.replace("The gardens were quiet in the morning light.", "Die Gärten lagen still im Morgenlicht.")
+    assert extract_trt.extract(english, target_language="en") == extract_trt.extract(english)
+    assert extract_trt.extract(english, target_language="de") is None
+    assert extract_trt.extract(german, target_language="DE") is not None
+    assert extract_trt.extract(german, output_format="json", target_language="de").startswith('{"url"')
 
 
 def test_metadata_rendering() -> None:

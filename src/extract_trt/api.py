@@ -1,8 +1,8 @@
 """``extract_trt.extract``: one call shaped like ``trafilatura.extract``, for code moving over from it.
 
-Same first arguments and option names (``url``, ``output_format``, ``include_comments``,
-``favor_precision``, ``favor_recall``, ``with_metadata``) and the same convention: the extracted string,
-or ``None`` when the page yields nothing. Underneath it is one :class:`~extract_trt.Extractor` per
+Same first arguments, option names and defaults (``url``, ``output_format``, ``include_comments``,
+``favor_precision``, ``favor_recall``, ``with_metadata``, ``include_links``, ``include_images``,
+``target_language``) and the same convention: the extracted string, or ``None`` when the page yields nothing. Underneath it is one :class:`~extract_trt.Extractor` per
 process and option set (:func:`~extract_trt.integrations.process_extractor`); use ``Extractor`` itself
 for batches, the failure reason (``Result.error``) or several formats at once.
 """
@@ -31,6 +31,9 @@ def extract(
     favor_precision: bool = False,
     favor_recall: bool = False,
     with_metadata: bool = False,
+    include_links: bool = False,
+    include_images: bool = False,
+    target_language: str | None = None,
     *,
     labeler: str | None = None,
 ) -> str | None:
@@ -46,6 +49,10 @@ def extract(
             (``block-model-precision`` / ``block-model-recall``); at most one of them.
         with_metadata: add the page metadata — a ``---`` front-matter header for ``txt``/``markdown``,
             ``<title>``/``<meta>`` in a ``<head>`` for ``html``, fields beside ``text`` for ``json``.
+        include_links / include_images: keep links / images in Markdown output (off by default, as in
+            trafilatura; ``Extractor``'s Markdown keeps both); other formats are not changed by them.
+        target_language: an ISO 639-1 code: ``None`` unless the main text is detected to be in that language
+            (``PageMetadata.language_detected``, from the main text itself), as trafilatura's option does.
         labeler: a labeler name or model directory instead of the built-in model (not with the favor flags).
 
     Raises:
@@ -57,10 +64,12 @@ def extract(
     fmt = _OUTPUTS[output_format]
     extractor = process_extractor(
         _labeler_name(labeler, favor_precision, favor_recall), output=(fmt,), comments=include_comments,
-        metadata=with_metadata,
+        metadata=with_metadata or target_language is not None, links=include_links, images=include_images,
     )  # fmt: skip
     result = extractor.extract(html, url=url)
     if result.error is not None or not result.content(fmt, comments=include_comments).strip():
+        return None
+    if target_language is not None and result.metadata.language_detected != target_language.lower():
         return None
     metadata = metadata_dict(result) if with_metadata else None
     return _render(result, output_format, metadata, include_comments)
