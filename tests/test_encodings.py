@@ -128,3 +128,12 @@ def test_utf8_that_was_decoded_as_latin1_upstream_comes_back(text: str) -> None:
 
 def test_latin1_text_given_as_a_string_is_kept() -> None:
     assert text_of(page(FRENCH + " Ã©").encode()) == FRENCH + " Ã©"  # not all of it reads as UTF-8
+
+
+def test_a_str_that_starts_with_a_bom_has_no_bom_in_its_output() -> None:
+    """Read with encoding="utf-8" (not "utf-8-sig"), a saved page keeps its BOM as the first character; bytes
+    lose it when decoded, and so does a str."""
+    html = page(FRENCH)
+    for given in ("\ufeff" + html, "\ufeff\ufeff" + html, html.encode("utf-8-sig")):
+        result = Extractor(labeler=AllMain(), output=("text", "markdown")).extract(given)
+        assert result.text == FRENCH and result.markdown == FRENCH

@@ -264,7 +264,8 @@ class Extractor:
             html = decode_html(bytes(html), record.get("content_type"))
         elif not isinstance(html, str):
             raise ExtractError(f"record has no 'html' string (got {type(html).__name__})")
-        html = repair_mojibake(html)
+        # a str read from a file as "utf-8" (not "utf-8-sig") starts with its BOM, which the parser takes for text
+        html = repair_mojibake(html.lstrip("\ufeff"))
         t1 = time.perf_counter()
         result.timings["decode"] = t1 - t0
         page.input_chars = len(html)
