@@ -281,7 +281,7 @@ PAGE = "<title>It’s a café — 北京</title><p>Zürich, naïve, 😀, “quo
 @pytest.mark.parametrize("charset", ["cp1252", "latin-1"])
 def test_utf8_read_as_a_legacy_charset_is_repaired(charset: str) -> None:
     garbled = PAGE.encode().decode(charset, "extract_trt.cp1252")  # what a crawler trusting the wrong header made
-    assert garbled != PAGE and "â€™" in garbled or "â\x80\x99" in garbled
+    assert garbled != PAGE and ("â€™" in garbled or "â\x80\x99" in garbled)
     assert repair_mojibake(garbled) == PAGE
 
 
@@ -317,8 +317,6 @@ def test_repair_never_raises_and_undoes_a_misreading(text: str) -> None:
     if "\ufeff" not in text and not any("\ud800" <= c <= "\udfff" for c in text):
         garbled = text.encode().decode("cp1252", "extract_trt.cp1252")
         assert repair_mojibake(garbled) == repair_mojibake(text)
-
-
 
 
 @settings(max_examples=200, deadline=None)

@@ -735,7 +735,9 @@ _BYLINE_NAME_END = re.compile(
     re.I,
 )
 # lower-case words a name may hold ("Ursula von der Leyen", "Ana de la Cruz", "Smith and Jones")
-_NAME_PARTICLES = frozenset({"de", "van", "von", "der", "den", "da", "di", "du", "la", "le", "del", "bin", "al", "and", "&", "y"})
+_NAME_PARTICLES = frozenset(
+    {"de", "van", "von", "der", "den", "da", "di", "du", "la", "le", "del", "bin", "al", "and", "&", "y"}
+)
 _MAX_BYLINE_CHARS = 120
 _MAX_NAME_WORDS = 5
 
