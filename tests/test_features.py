@@ -75,6 +75,22 @@ def test_cjk_characters_are_words():
     assert words[1] == 2 + 1
 
 
+def test_sentence_marks_of_other_scripts_end_sentences_and_words():
+    """A danda (Hindi), an Urdu full stop or an Arabic comma is punctuation like "." and ",": not part of the
+    word before it, counted as a sentence end or a mark, and a paragraph ending in one ends a sentence."""
+    from extract_trt.runtime.labelers.features import _char_counts
+
+    paragraphs = ("यह एक वाक्य है।", "यह एक वाक्य है", "यह एक वाक्य है.", "اردو ہے۔")
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    f = page_features(simplify(f"<html><body>{body}</body></html>"))
+    bags = _block_bags(f)
+    assert bags[0][WORDS] == bags[1][WORDS] == bags[2][WORDS]
+    ends = [n for n in range(N_DENSE) if f.dense[1, n] == 0 and (f.dense[[0, 2, 3], n] == 1).all()]
+    assert ends  # the sentence-end flag: set for "।", "." and "۔", not for the bare clause
+    assert _char_counts(["यह वाक्य है। क्या?", "نعم، لا؟", "اردو ہے۔"]).tolist() == [
+        [2, 2, 0, 0], [2, 1, 0, 0], [1, 1, 0, 0]]  # punctuation, sentence ends, digits, upper case
+
+
 def test_same_text_same_ids_and_case_folding():
     a = page_features(simplify("<html><body><p>Alpha beta gamma.</p></body></html>"))
     b = page_features(simplify("<html><body><p>ALPHA Beta gamma.</p></body></html>"))

@@ -827,6 +827,12 @@ def child_place(node: Node, places: dict[Node, dict[Node, int]]) -> int:
     return where[node]
 
 
+# What ends a sentence: the Latin marks, and those of scripts that end sentences otherwise (the CJK full stops,
+# the Devanagari/Bengali danda, the Urdu full stop, the Arabic question mark, the Armenian, Ethiopic, Myanmar,
+# Khmer and Tibetan full stops). A Hindi paragraph ends in "।": read as no sentence end, it looks like a menu entry.
+SENTENCE_END = ".!?\u3002\uff01\uff1f\uff0e\uff61\u0964\u0965\u06d4\u061f\u0589\u1362\u104b\u17d4\u0f0d"
+CLAUSE_MARKS = ",;:\uff0c\u3001\uff1b\uff1a\u060c\u061b"  # commas, semicolons and colons (CJK, Arabic script)
+
 # Kana, CJK ideographs and hangul: a word of them is about two characters (Chinese and Japanese are written
 # without spaces between words)
 CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")

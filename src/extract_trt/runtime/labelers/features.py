@@ -5,8 +5,9 @@ per character; in the compiled build the three per-character passes — word has
 character counts — run as C loops instead, ``feature_hash.pyx``, which give the same arrays):
 
 * **bags** — hashed ids of three fields per block, looked up in one embedding table by the model:
-  ``WORDS`` (lower-cased ``\\w``-runs and their bigrams; every CJK/kana/hangul character is a word of its
-  own, so scripts without spaces still get words and character bigrams), ``CHARS`` (character
+  ``WORDS`` (lower-cased runs of letters and digits, which any script's punctuation ends, and their bigrams;
+  every CJK/kana/hangul character is a word of its own, so scripts without spaces still get words and
+  character bigrams), ``CHARS`` (character
   trigrams of the block's first ``MAX_TRIGRAM_TEXT`` characters: morphology, numbers, scripts — capped
   because a long paragraph's trigrams add little that its words do not, and were most of a page's ids),
   ``MARKUP`` (the block's tag, the tags of its path, its own and its nearest ancestors' ``class``/``id``
@@ -37,11 +38,13 @@ in every process and on every machine, which the shipped model depends on.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from extract_trt.runtime.html.dom import CLAUSE_MARKS, SENTENCE_END
 from extract_trt.runtime.html.simplify import CONTAINER_LEVELS
 from extract_trt.runtime.types import PageBlocks
 
@@ -81,8 +84,6 @@ _PATH_FLAGS = ("article", "main", "header", "footer", "nav", "aside", "form", "t
 N_REPEATS = 3  # repeated-structure numbers, see _dense
 N_CONTAINERS = 2 * CONTAINER_LEVELS  # per ancestor level: its share of the page's text, its link density
 N_DENSE = 20 + len(_TAGS) + 1 + len(_CONTENT_TYPES) + len(_PATH_FLAGS) + N_REPEATS + N_CONTAINERS
-
-_SENTENCE_END = ".!?\u3002\uff01\uff1f"
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads the polynomial hash over all bits
 _POLY = np.uint64(1000003)
@@ -270,13 +271,17 @@ def _owners(lengths: np.ndarray, size: int) -> np.ndarray:
 
 
 def _classify(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(word character, stand-alone character) masks: ASCII alnum/_ and non-punctuation letters; CJK alone."""
+    """(word character, stand-alone character) masks of BMP code points: ASCII alnum/_ and the characters
+    from U+00C0 up that are not punctuation (the symbol and punctuation blocks, and whatever else Unicode
+    calls punctuation or a separator: the danda, Arabic commas, the Urdu full stop are not parts of words);
+    CJK alone."""
     ascii_word = ((cps >= 48) & (cps <= 57)) | ((cps >= 97) & (cps <= 122)) | ((cps >= 65) & (cps <= 90)) | (cps == 95)
     high = cps >= 0xC0
     punct = (
         ((cps >= 0x2000) & (cps <= 0x2BFF)) | ((cps >= 0x3000) & (cps <= 0x303F)) | ((cps >= 0xFE30) & (cps <= 0xFE4F))
         | ((cps >= 0xFF00) & (cps <= 0xFF0F)) | ((cps >= 0xFF1A) & (cps <= 0xFF20)) | ((cps >= 0xFF3B) & (cps <= 0xFF40))
         | ((cps >= 0xFF5B) & (cps <= 0xFF65)) | (cps == 0xD7) | (cps == 0xF7) | (cps >= 0x1F000)
+        | ((cps <= 0xFFFF) & np.array([unicodedata.category(chr(c))[0] in "PZ" for c in cps.tolist()], bool))
     )  # fmt: skip
     alone = (
         ((cps >= 0x3040) & (cps <= 0x30FF)) | ((cps >= 0x3400) & (cps <= 0x4DBF)) | ((cps >= 0x4E00) & (cps <= 0x9FFF))
@@ -481,7 +486,7 @@ def _block_columns(blocks: list, lowered: list, words: np.ndarray, counts: np.nd
         o[i, 12] = i / last
         o[i, 16] = "<img" in html
         o[i, 17] = "\u00a9" in low or "copyright" in low or "all rights reserved" in low
-        o[i, 18] = text != "" and text[-1] in _SENTENCE_END
+        o[i, 18] = text != "" and text[-1] in SENTENCE_END
         o[i, 19] = (len(b.classes.split()) + bool(b.element_id)) / 5
         o[i, 20 + _TAG_INDEX.get(b.tag, len(_TAGS))] = 1
         o[i, first_content + _CONTENT_INDEX.get(b.content_type, 0)] = 1
@@ -491,8 +496,8 @@ def _block_columns(blocks: list, lowered: list, words: np.ndarray, counts: np.nd
 # per BMP code point: punctuation, sentence end, digit, upper case (ASCII/Latin-1) as bits 0..3
 _COUNT_KINDS = 4
 _KIND_BMP = np.zeros(0x10000, dtype=np.uint8)
-_KIND_BMP[[ord(c) for c in ",;:\uff0c\u3001\uff1b\uff1a" + _SENTENCE_END]] |= 1
-_KIND_BMP[[ord(c) for c in _SENTENCE_END]] |= 2
+_KIND_BMP[[ord(c) for c in CLAUSE_MARKS + SENTENCE_END]] |= 1
+_KIND_BMP[[ord(c) for c in SENTENCE_END]] |= 2
 _KIND_BMP[ord("0") : ord("9") + 1] |= 4
 _KIND_BMP[[c for c in list(range(65, 91)) + list(range(0xC0, 0xDF)) if c != 0xD7]] |= 8
 _KIND_BITS = (np.arange(16)[:, None] >> np.arange(_COUNT_KINDS)[None, :]) & 1  # [bits value, kind]

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import word_count
+from extract_trt.runtime.html.dom import CLAUSE_MARKS, SENTENCE_END, word_count
 from extract_trt.runtime.types import HEADING_TAGS, Block, Labels, PageBlocks
 
 __all__ = ["HeuristicLabeler", "block_scores"]
@@ -42,7 +42,7 @@ GOOD = 1.0  # score at or above which a block is main on its own
 BAD = -1.0  # score below which a block is boilerplate on its own
 
 _WORD = re.compile(r"\w+")
-_PUNCT = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f]")
+_PUNCT = re.compile(f"[{re.escape(CLAUSE_MARKS + SENTENCE_END)}]")
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _COPYRIGHT = re.compile(r"©|&copy;|\bcopyright\b|\ball rights reserved\b", re.IGNORECASE)
