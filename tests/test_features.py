@@ -88,7 +88,7 @@ def test_sentence_marks_of_other_scripts_end_sentences_and_words():
     ends = [n for n in range(N_DENSE) if f.dense[1, n] == 0 and (f.dense[[0, 2, 3], n] == 1).all()]
     assert ends  # the sentence-end flag: set for "।", "." and "۔", not for the bare clause
     assert _char_counts(["यह वाक्य है। क्या?", "نعم، لا؟", "اردو ہے۔"]).tolist() == [
-        [2, 2, 0, 0], [2, 1, 0, 0], [1, 1, 0, 0]]  # punctuation, sentence ends, digits, upper case
+        [2, 2, 0, 0, 0], [2, 1, 0, 0, 0], [1, 1, 0, 0, 0]]  # punctuation, sentence ends, digits, upper case, Thai …
 
 
 def test_same_text_same_ids_and_case_folding():
@@ -155,8 +155,22 @@ def test_character_class_table_matches_the_rules():
 def test_character_counts():
     from extract_trt.runtime.labelers.features import _char_counts
 
-    counts = _char_counts(["Hello, World! 123.", "", "東京。ÉTÉ"])
-    assert counts.tolist() == [[3, 2, 3, 2], [0, 0, 0, 0], [1, 1, 0, 3]]  # punct, sentence ends, digits, upper
+    counts = _char_counts(["Hello, World! 123.", "", "東京。ÉTÉ", "ภาษาไทย ງ"])
+    # punctuation, sentence ends, digits, upper case, letters of scripts written without spaces (Thai, Lao …)
+    assert counts.tolist() == [[3, 2, 3, 2, 0], [0, 0, 0, 0, 0], [1, 1, 0, 3, 0], [0, 0, 0, 0, 8]]
+
+
+def test_words_of_scripts_written_without_spaces_are_estimated_from_their_letters():
+    """A Thai paragraph is a few space-separated runs of letters; read as that many words it looks like a
+    menu entry. Its word count (the layout number and ``dom.word_count``) comes from its letters instead."""
+    from extract_trt.runtime.html.dom import LETTERS_PER_UNSPACED_WORD, word_count
+
+    thai = "ประเทศไทยมีประชากรประมาณหกสิบหกล้านคน เมืองหลวงคือกรุงเทพมหานคร และ"  # 65 letters
+    assert word_count(thai) == 65 // LETTERS_PER_UNSPACED_WORD > 3 * len(thai.split())
+    assert word_count(f"Bangkok {thai} 東京") == word_count(thai) + 2
+    assert word_count("Night trains return") == 3
+    f = page_features(simplify(f"<html><body><p>{thai}</p><p>{' '.join(['word'] * 13)}</p></body></html>"))
+    assert f.dense[0, 1] == f.dense[1, 1]  # log(words): 13 either way
 
 
 def test_trigrams_only_from_the_start_of_long_blocks():

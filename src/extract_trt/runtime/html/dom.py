@@ -836,15 +836,24 @@ CLAUSE_MARKS = ",;:\uff0c\u3001\uff1b\uff1a\u060c\u061b"  # commas, semicolons a
 # Kana, CJK ideographs and hangul: a word of them is about two characters (Chinese and Japanese are written
 # without spaces between words)
 CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Thai, Lao, Myanmar and Khmer are written without spaces between words as well (a space ends a phrase or a
+# sentence), in letters: a word of them is about five
+UNSPACED_LETTER_RANGES = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF))
+LETTERS_PER_UNSPACED_WORD = 5
+UNSPACED_LETTER = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in UNSPACED_LETTER_RANGES) + "]")
+_UNSPACED = re.compile(f"{CJK_CHARACTER.pattern}|{UNSPACED_LETTER.pattern}")
 
 
 def word_count(text: str, split: Callable[[str], list[str]] = str.split) -> int:
     """Words of ``text`` (as ``split`` cuts them: whitespace-separated by default), where two
-    :data:`CJK_CHARACTER` count as one word: a Chinese or Japanese sentence would otherwise be a single word."""
-    cjk = len(CJK_CHARACTER.findall(text))
-    if not cjk:
+    :data:`CJK_CHARACTER` count as one word, and :data:`LETTERS_PER_UNSPACED_WORD` :data:`UNSPACED_LETTER`: a
+    Chinese, Japanese or Thai sentence would otherwise be a single word."""
+    if not _UNSPACED.search(text):
         return len(split(text))
-    return len(split(CJK_CHARACTER.sub(" ", text))) + (cjk + 1) // 2
+    cjk = len(CJK_CHARACTER.findall(text))
+    letters = len(UNSPACED_LETTER.findall(text))
+    rest = split(_UNSPACED.sub(" ", text))
+    return len(rest) + (cjk + 1) // 2 + (letters + LETTERS_PER_UNSPACED_WORD - 1) // LETTERS_PER_UNSPACED_WORD
 
 
 def dropped_blank(text: str, parent: Node | None, previous: Node | None) -> bool:

@@ -44,7 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extract_trt.runtime.html.dom import CLAUSE_MARKS, SENTENCE_END
+from extract_trt.runtime.html.dom import (
+    CLAUSE_MARKS, LETTERS_PER_UNSPACED_WORD, SENTENCE_END, UNSPACED_LETTER_RANGES,
+)  # fmt: skip
 from extract_trt.runtime.html.simplify import CONTAINER_LEVELS
 from extract_trt.runtime.types import PageBlocks
 
@@ -394,8 +396,9 @@ def _dense(page: PageBlocks, lowered: list[str], n_words: np.ndarray) -> np.ndar
     out = np.zeros((n, N_DENSE), dtype=np.float32)
     if not n:
         return out
-    counts = _char_counts([b.text[:MAX_TEXT] for b in blocks])  # punct, end, digit, upper
-    words = n_words.astype(np.float32)
+    counts = _char_counts([b.text[:MAX_TEXT] for b in blocks])  # punct, end, digit, upper, unspaced letters
+    # a Thai paragraph is a few space-separated runs of letters: its words are estimated from its letters
+    words = np.maximum(n_words.astype(np.float32), counts[:, 4] / LETTERS_PER_UNSPACED_WORD)
     table = _block_columns(blocks, lowered, words, counts, out)
     chars, links, html_len, depth = table[:, 0], table[:, 1], table[:, 2], table[:, 3]
     total_chars = float(chars.sum()) or 1.0
@@ -493,18 +496,21 @@ def _block_columns(blocks: list, lowered: list, words: np.ndarray, counts: np.nd
     return table
 
 
-# per BMP code point: punctuation, sentence end, digit, upper case (ASCII/Latin-1) as bits 0..3
-_COUNT_KINDS = 4
+# per BMP code point: punctuation, sentence end, digit, upper case (ASCII/Latin-1), letter of a script written
+# without spaces (Thai …) as bits 0..4
+_COUNT_KINDS = 5
 _KIND_BMP = np.zeros(0x10000, dtype=np.uint8)
 _KIND_BMP[[ord(c) for c in CLAUSE_MARKS + SENTENCE_END]] |= 1
 _KIND_BMP[[ord(c) for c in SENTENCE_END]] |= 2
 _KIND_BMP[ord("0") : ord("9") + 1] |= 4
 _KIND_BMP[[c for c in list(range(65, 91)) + list(range(0xC0, 0xDF)) if c != 0xD7]] |= 8
-_KIND_BITS = (np.arange(16)[:, None] >> np.arange(_COUNT_KINDS)[None, :]) & 1  # [bits value, kind]
+_KIND_BMP[np.concatenate([np.arange(low, high + 1) for low, high in UNSPACED_LETTER_RANGES])] |= 16
+_KIND_BITS = (np.arange(1 << _COUNT_KINDS)[:, None] >> np.arange(_COUNT_KINDS)[None, :]) & 1  # [bits value, kind]
 
 
 def _char_counts(texts: list[str]) -> np.ndarray:
-    """Per text: punctuation marks, sentence ends, digits, upper-case letters (ASCII/Latin-1). ``[n, 4]``."""
+    """Per text: punctuation marks, sentence ends, digits, upper-case letters (ASCII/Latin-1), letters of the
+    scripts written without spaces (``dom.UNSPACED_LETTER_RANGES``). ``[n, 5]``."""
     cps, lengths = _codepoints(texts)
     if _C is not None:
         return _C.kind_counts(cps, lengths, _KIND_BMP, _COUNT_KINDS)
@@ -512,7 +518,8 @@ def _char_counts(texts: list[str]) -> np.ndarray:
     keep = owner >= 0
     kinds = _KIND_BMP[np.minimum(cps[keep], 0xFFFF).astype(np.intp)]
     # one count per (text, kind bits) pair, then summed per kind
-    pairs = np.bincount(owner[keep] * 16 + kinds, minlength=len(texts) * 16).reshape(len(texts), 16)
+    values = 1 << _COUNT_KINDS
+    pairs = np.bincount(owner[keep] * values + kinds, minlength=len(texts) * values).reshape(len(texts), values)
     return (pairs @ _KIND_BITS).astype(np.float32)
 
 
