@@ -91,6 +91,17 @@ def test_sentence_marks_of_other_scripts_end_sentences_and_words():
         [2, 2, 0, 0, 0], [2, 1, 0, 0, 0], [1, 1, 0, 0, 0]]  # punctuation, sentence ends, digits, upper case, Thai …
 
 
+def test_digits_of_every_script_read_as_ascii_digits():
+    """A number is the same word whichever digits write it (Arabic-Indic, Persian, Devanagari, full-width)."""
+    from extract_trt.runtime.labelers.features import _char_counts
+
+    years = ("2024 ١٢", "٢٠٢٤ 12", "۲۰۲۴ १२", "２０２４ ๑๒")
+    f = page_features(simplify("<html><body>" + "".join(f"<p>{y}</p>" for y in years) + "</body></html>"))
+    words, chars, _ = zip(*_block_bags(f))
+    assert len(set(map(tuple, words))) == 1 and len(set(map(tuple, chars))) == 1
+    assert _char_counts(list(years))[:, 2].tolist() == [6, 6, 6, 6]  # the layout numbers' digit counts
+
+
 def test_same_text_same_ids_and_case_folding():
     a = page_features(simplify("<html><body><p>Alpha beta gamma.</p></body></html>"))
     b = page_features(simplify("<html><body><p>ALPHA Beta gamma.</p></body></html>"))
@@ -233,6 +244,7 @@ def test_repeated_structure_numbers():
         ["東京から大阪", "x" * 50 + " y", "emoji 😀 𝔘nicode\U0001f600 end", "\n\n", "  spaced   out  "],
         ["İstanbul ÉTÉ 123,5!", "a\nb\nc", "한국어 텍스트。", "_under_score_ and-dash"],
         ["\u3000 lead", "a\u00a0b\tc\u2028d  ", "   ", "abcdefg hij", "abcdef  ghij", "x" * 7 + " \U0001f600z"],
+        ["٢٠٢٤ ۲۰", "２０２４年", "१२ and \U0001d7da", "plain 12"],
     ],
 )
 def test_compiled_loops_equal_the_numpy_versions(texts, monkeypatch):

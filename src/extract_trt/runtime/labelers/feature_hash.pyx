@@ -64,6 +64,18 @@ def word_tokens(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8
     return raw_out[: k + 1], owner_out[: k + 1]
 
 
+def any_marked(const uint32_t[::1] cps, const uint8_t[::1] marked_bmp):
+    """Whether any BMP code point of ``cps`` is marked in ``marked_bmp`` (``features._codepoints``: a digit
+    to fold)."""
+    cdef Py_ssize_t i
+    cdef uint32_t cp
+    for i in range(cps.shape[0]):
+        cp = cps[i]
+        if cp < BMP_END and marked_bmp[cp]:
+            return True
+    return False
+
+
 def char_trigrams(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8_t[::1] space_bmp,
                   Py_ssize_t max_chars, const uint64_t[::1] mul):
     """(raw hash of each character trigram, index of its text) over the first ``max_chars`` characters of
