@@ -48,7 +48,8 @@ __all__ = [
 ]  # fmt: skip
 
 # bump when runtime/labelers/features.py changes what a model sees (4: norms input, 5: containers, 6: 24-bit ids
-# and a vocabulary)
+# and a vocabulary). Not bumped for other scripts' punctuation, digits and unspaced words (2026-12-05): Latin and
+# CJK text reads as before, so a version-6 model sees its training pages as it was trained on them.
 FEATURE_VERSION = 6
 MANIFEST = "block-model.json"
 MODEL_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
