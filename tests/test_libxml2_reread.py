@@ -24,6 +24,11 @@ CASES = [
     "<h1>a<form>f</form>b</h1>",
     "<div><b>x<p>y<b>z<p>w</p></b></p></b></div>",
     "<h2><source><p>inside the nesting void, so not closing</p></h2>",
+    # MathML/SVG elements of a void's name have children and end tags; inside <mi> a <wbr> is HTML again
+    "<div><math><wbr><source>a</source>b</wbr>c</math>d</div>",
+    "<div><svg><source></source><g>x</g><track/>y</svg>z</div>",
+    "<div><math><mi><wbr><track>a<wbr>b</track>c</wbr>d</mi></math></div>",
+    "<p>a<svg><foreignObject><wbr>b<embed>c</foreignObject><wbr>d</svg>e</p>",
 ]
 # Flow and phrasing tags of the start-close table (table parts, raw text and form controls bring other
 # parser rules into play on both sides).

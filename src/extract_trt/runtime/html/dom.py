@@ -286,6 +286,8 @@ def _build(first: LexborNode | None, top: Node, templates: int, lazy_tags: froze
                 attrs = _attrs(lex, in_foreign or tag in _FOREIGN_ROOTS)
                 count += 1
                 el = _add_element(tag, attrs, parent, kids, count, nesting, closing)
+                if in_foreign and tag in LIBXML2_NESTING_VOIDS:
+                    keep_foreign_closed(nesting, el, lex.html)
                 inner_foreign = in_foreign
                 if tag in _FOREIGN_ROOTS:
                     if not in_foreign:  # the outermost root's pass covers the roots nested in it (linear)
@@ -538,15 +540,27 @@ def _restore_foreign_attr_names(el: Node, html_of: Callable[[], str | None]) -> 
             node.attrs = {name: _html.unescape(value) for name, value in pairs}
 
 
+def keep_foreign_closed(nesting: list, el: Node, html: str | None) -> None:
+    """``el``, just noted as a nesting void, is none when it is a MathML or SVG element of a void's name: the
+    HTML parser reads ``<math><wbr>`` as MathML (which may hold children), and the serialization gives it its
+    end tag, so libxml2 reads nothing after it into it. ``html``: Lexbor's serialization of ``el``. (Inside
+    ``<mi>`` or ``<foreignObject>`` a ``<wbr>`` is HTML again, serialized without an end tag.)"""
+    if html is not None and html.endswith(f"</{el.tag}>") and nesting and nesting[-1] is el:
+        nesting.pop()
+
+
 def _nest_following(el: Node) -> None:
+    """libxml2 reads what follows a nesting void (``<source>``, ``<wbr>`` …) in its parent as the void's
+    content, after any the void has already."""
     parent = el.parent
     siblings = parent.children
     pos = next(i for i, kid in enumerate(siblings) if kid is el)
     following = siblings[pos + 1 :]
     parent.children = parent.pchildren = siblings[: pos + 1]
-    el.text = el.ptext = el.tail
+    if el.tail is not None:
+        _add_text(el, el.children, el.tail)
     el.tail = el.ptail = None
-    el.children = el.pchildren = following
+    el.children = el.pchildren = el.children + following
     for kid in following:
         kid.parent = el
 

@@ -203,6 +203,8 @@ def build(tree, size_t first, Node top, Py_ssize_t templates, frozenset lazy_tag
                 count += 1
                 inner_foreign = in_foreign or tag in foreign_roots
                 el = _add_element(tag, _attributes(lex, inner_foreign), parent, kids, count, nesting, closing)
+                if in_foreign and tag in dom.LIBXML2_NESTING_VOIDS:
+                    dom.keep_foreign_closed(nesting, el, html(<size_t>lex, document))
                 child = first_child(lex)
                 inner = templates
                 child_tree = tree
