@@ -90,6 +90,23 @@ def test_extract_many_keeps_order_and_isolates_a_failing_page():
     assert results[2].error is not None
 
 
+class BareStopOnSecondPage(ParagraphLabeler):
+    name = "bare"
+
+    def label(self, pages):
+        if any("SECOND" in p.simplified_html for p in pages):
+            next(iter(()))  # a bug's bare exception: no message of its own
+        return super().label(pages)
+
+
+def test_an_error_without_a_message_says_where_it_was_raised():
+    pages = [{"id": "1", "html": "<p>first page text</p>"}, {"id": "2", "html": "<p>SECOND page text</p>"}]
+    results = list(Extractor(labeler=BareStopOnSecondPage(), batch_size=1).extract_many(pages))
+    assert results[0].text == "first page text"
+    assert results[1].error.startswith("LabelerError: bare failed: StopIteration: no message, raised in label (")
+    assert "test_extractor.py:" in results[1].error
+
+
 def test_deep_page_through_the_whole_pipeline():
     html = "<div>" + "<span>" * 100_000 + "<p>deep</p>" + "</span>" * 100_000 + "</div>"
     r = Extractor(labeler=ParagraphLabeler()).extract(html)

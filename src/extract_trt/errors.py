@@ -1,5 +1,28 @@
 """Specific exception types; every message says what failed and why."""
 
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def describe(exc: BaseException | None) -> str:
+    """``"<ErrorType>: reason"``, the form of every output record's ``error``. An exception without a message
+    (a bare ``StopIteration`` or ``KeyError()`` from a bug) is described by where it was raised, so that a
+    record still says something to act on."""
+    if exc is None:
+        return "unknown error"
+    reason = str(exc)
+    if not reason:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            reason = "no message"
+        else:
+            code = tb.tb_frame.f_code
+            reason = f"no message, raised in {code.co_name} ({Path(code.co_filename).name}:{tb.tb_lineno})"
+    return f"{type(exc).__name__}: {reason}"
+
 
 class ExtractError(Exception):
     """Base class of all extract-trt errors."""

@@ -23,6 +23,7 @@ from extract_trt.errors import (
     TimeBudgetExceededError,
     TooManyBlocksError,
     TreeTooLargeError,
+    describe,
 )
 from extract_trt.runtime.io.records import DEFAULT_MAX_BYTES, check_page
 from extract_trt.runtime.labelers import PAGES_PER_CALL, Labeler, default_labeler, get_labeler
@@ -246,7 +247,7 @@ class Extractor:
                 exc = TreeTooLargeError(
                     "the page's tree needs more memory than this process may use (a worker's cap is page_memory)"
                 )
-            result.error = _describe(exc)
+            result.error = describe(exc)
             if "simplify" not in result.timings:  # stopped inside a stage: the record still says what it cost
                 stage = "simplify" if "decode" in result.timings else "decode"
                 result.timings[stage] = time.perf_counter() - start - sum(result.timings.values())
@@ -318,7 +319,7 @@ class Extractor:
         try:
             [labels] = run_within(remaining, "fallback labelling", self._label, [page.blocks], [result], self._fallback)
         except TimeBudgetExceededError as exc:
-            result.error = _describe(exc)
+            result.error = describe(exc)
             return None
         if labels is not None:
             labels.fallback = True
@@ -336,7 +337,7 @@ class Extractor:
                 result.main_html = result.markdown = result.text = ""
                 result.comments = None
                 result.labels = []
-                result.error = _describe(exc)
+                result.error = describe(exc)
                 result.timings.setdefault("reconstruct", time.perf_counter() - start)
         return page.result
 
@@ -360,7 +361,7 @@ class Extractor:
         except Exception as exc:
             if len(pages) == 1:
                 name = getattr(labeler, "name", type(labeler).__name__)
-                results[0].error = _describe(LabelerError(f"{name} failed: {_describe(exc)}"))
+                results[0].error = describe(LabelerError(f"{name} failed: {describe(exc)}"))
                 return [None]
             # Isolate the page that broke the batch: label each page on its own.
             return [self._label([p], [r], labeler)[0] for p, r in zip(pages, results)]
@@ -369,7 +370,7 @@ class Extractor:
         for page, page_labels, result in zip(pages, labels, results):
             result.timings["label"] = per_page
             if len(page_labels.main) != len(page):
-                result.error = _describe(
+                result.error = describe(
                     LabelerError(f"{page_labels.labeler} gave {len(page_labels.main)} labels for {len(page)} blocks")
                 )
                 checked.append(None)
@@ -417,7 +418,7 @@ class Extractor:
             result.labels = ["comment" if c else "main" if m else "other" for m, c in zip(main_mask, in_comments)]
             result.labeler = labels.labeler + (" (fallback)" if labels.fallback else "")
         except Exception as exc:
-            result.error = _describe(exc)
+            result.error = describe(exc)
 
     def _reconstruct(self, blocks: PageBlocks, labels: Labels) -> MainContent:
         return reconstruct_main(
@@ -448,12 +449,6 @@ def _collector_paused(pause: bool) -> Iterator[None]:
         threshold = gc.get_threshold()[0]
         if threshold and gc.get_count()[0] > threshold:
             gc.collect(0)  # the pass the page's allocations would have started
-
-
-def _describe(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown error"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _as_id(value: object) -> str | None:

@@ -43,7 +43,7 @@ from extract_trt.runtime.html.dom import (
     iter_tree,
     serialize,
 )
-from extract_trt.errors import OutputTooLargeError, SimplifyError
+from extract_trt.errors import OutputTooLargeError, SimplifyError, describe
 from extract_trt.runtime.types import Block, PageBlocks
 
 try:  # compiled build: Cython's compile-time module; interpreted: its pure-Python stand-in, or ours
@@ -134,7 +134,7 @@ def simplify(
         # Content the processing view removes is built only if reconstruction or map_html needs it.
         root = dom.parse(html, lazy_tags=profile.removed_tags)
     except Exception as exc:  # Lexbor refusing input is rare but must not escape as a bare error
-        raise SimplifyError(f"HTML parser failed: {exc}") from exc
+        raise SimplifyError(f"HTML parser failed: {describe(exc)}") from exc
     _remove_hidden(_remove_tags(root, profile), profile.keep_removed_tail)
     paragraphs = _Segmenter(root, profile).run()
     return _number_blocks(root, paragraphs, cutoff_length, profile, max_chars)

@@ -92,7 +92,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import IO, Any, BinaryIO, Literal
 
-from extract_trt.errors import InputFormatError, InputTooLargeError, OutputEncodingError
+from extract_trt.errors import InputFormatError, InputTooLargeError, OutputEncodingError, describe
 from extract_trt.runtime.html.decode import utf16_without_bom
 
 __all__ = [
@@ -365,7 +365,7 @@ def _attach_page(record: dict[str, Any], data: bytes | str, max_bytes: int | Non
     """Put ``data`` into ``record`` as its html, or the reason it cannot be a page as its error."""
     problem = check_page(data, max_bytes)
     if problem is not None:
-        record["error"] = _describe(problem)
+        record["error"] = describe(problem)
     else:
         record["html"] = data
     return record
@@ -434,9 +434,9 @@ def _jsonl_record(line: bytes, line_id: str, source: str, html_field: str, max_b
         record["content_type"] = ctype
     html = obj.get(html_field)
     if html is None:
-        record["error"] = _describe(InputFormatError(f"record has no {html_field!r} field"))
+        record["error"] = describe(InputFormatError(f"record has no {html_field!r} field"))
     elif not isinstance(html, str):
-        record["error"] = _describe(
+        record["error"] = describe(
             InputFormatError(f"record field {html_field!r} is a JSON {type(html).__name__}, not a string")
         )
     else:
@@ -552,7 +552,7 @@ def _warc_record(rec: Any, source: str, max_bytes: int | None) -> dict[str, Any]
     body = rec.reader.read(limit + 1 if limit >= 0 else -1)
     if max_bytes is None or len(body) <= max_bytes:
         if len(body) < rec.content_length:  # after parse_http, content_length is the payload's length
-            record["error"] = _describe(
+            record["error"] = describe(
                 InputFormatError(f"{_TRUNCATED[len('InputFormatError: '):]}: {len(body)} of {rec.content_length} payload bytes")
             )
             return record
@@ -632,11 +632,7 @@ def record_id(value: object) -> str | InputFormatError:
 
 
 def _error_record(rid: str, source: str, fmt: str, exc: Exception) -> dict[str, Any]:
-    return {"id": rid, "url": None, "source": source, "format": fmt, "error": _describe(exc)}
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    return {"id": rid, "url": None, "source": source, "format": fmt, "error": describe(exc)}
 
 
 # -------------------------------------------------------------------------------------------- outputs
@@ -669,7 +665,7 @@ def writable(result: Any) -> Any:
         id=None if result.id is None else _SURROGATE.sub("\ufffd", result.id),
         url=None if result.url is None else _SURROGATE.sub("\ufffd", result.url),
         timings=dict(result.timings),
-        error=_describe(OutputEncodingError(reason)),
+        error=describe(OutputEncodingError(reason)),
     )
 
 
