@@ -91,8 +91,9 @@ def test_sentence_marks_of_other_scripts_end_sentences_and_words():
         [2, 2, 0, 0, 0], [2, 1, 0, 0, 0], [1, 1, 0, 0, 0]]  # punctuation, sentence ends, digits, upper case, Thai …
 
 
-def test_digits_of_every_script_read_as_ascii_digits():
-    """A number is the same word whichever digits write it (Arabic-Indic, Persian, Devanagari, full-width)."""
+def test_digits_of_every_script_and_full_width_letters_read_as_ascii():
+    """A number is the same word whichever digits write it (Arabic-Indic, Persian, Devanagari, full-width), and a
+    name in full-width letters (CJK text's "ｉＰｈｏｎｅ") the same as in ASCII ones."""
     from extract_trt.runtime.labelers.features import _char_counts
 
     years = ("2024 ١٢", "٢٠٢٤ 12", "۲۰۲۴ १२", "２０２４ ๑๒")
@@ -100,6 +101,9 @@ def test_digits_of_every_script_read_as_ascii_digits():
     words, chars, _ = zip(*_block_bags(f))
     assert len(set(map(tuple, words))) == 1 and len(set(map(tuple, chars))) == 1
     assert _char_counts(list(years))[:, 2].tolist() == [6, 6, 6, 6]  # the layout numbers' digit counts
+    names = page_features(simplify("<html><body><p>New iPhone 16</p><p>Ｎｅｗ ｉＰｈｏｎｅ １６</p></body></html>"))
+    assert _block_bags(names)[0][:2] == _block_bags(names)[1][:2]
+    assert (names.dense[0, 4:9] == names.dense[1, 4:9]).all()  # punctuation, digit and upper-case shares
 
 
 def test_same_text_same_ids_and_case_folding():

@@ -65,7 +65,7 @@ def word_tokens(const uint32_t[::1] cps, const int64_t[::1] lengths, const uint8
 
 
 def any_marked(const uint32_t[::1] cps, const uint8_t[::1] marked_bmp):
-    """Whether any BMP code point of ``cps`` is marked in ``marked_bmp`` (``features._codepoints``: a digit
+    """Whether any BMP code point of ``cps`` is marked in ``marked_bmp`` (``features._codepoints``: a character
     to fold)."""
     cdef Py_ssize_t i
     cdef uint32_t cp

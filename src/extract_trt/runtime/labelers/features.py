@@ -258,28 +258,31 @@ def page_features(page: PageBlocks) -> BlockFeatures:
     return BlockFeatures(ids=ids.astype(np.int64), bags=bags.astype(np.int64), dense=dense, markup=markup)
 
 
-# The decimal digits of every script read as ASCII digits ("٢٠٢٤", "۲۰۲۴", "２０２４" → "2024"), as case is folded: a
-# number is the same word, and a date or a price the same share of digits, whichever digits write it.
-_DIGIT_FOLD = np.arange(0x10000, dtype=np.uint32)
-_FOREIGN_DIGITS = [c for c in range(0x80, 0x10000) if unicodedata.category(chr(c)) == "Nd"]
-_DIGIT_FOLD[_FOREIGN_DIGITS] = [48 + unicodedata.digit(chr(c)) for c in _FOREIGN_DIGITS]
-_FOREIGN_DIGIT_BMP = (_DIGIT_FOLD != np.arange(0x10000)).view(np.uint8)
+# The decimal digits of every script read as ASCII digits ("٢٠٢٤", "۲۰۲۴", "２０２４" → "2024"), and full-width Latin
+# letters (CJK text's "ｉＰｈｏｎｅ") as ASCII ones, as case is folded: a number or a name is the same word, and a date
+# or a price the same share of digits, whichever characters write it.
+_ALNUM_FOLD = np.arange(0x10000, dtype=np.uint32)
+_DIGITS = [c for c in range(0x80, 0x10000) if unicodedata.category(chr(c)) == "Nd"]
+_ALNUM_FOLD[_DIGITS] = [48 + unicodedata.digit(chr(c)) for c in _DIGITS]
+_ALNUM_FOLD[0xFF21:0xFF3B] = np.arange(ord("A"), ord("Z") + 1)
+_ALNUM_FOLD[0xFF41:0xFF5B] = np.arange(ord("a"), ord("z") + 1)
+_FOLDED_BMP = (_ALNUM_FOLD != np.arange(0x10000)).view(np.uint8)
 
 
 def _codepoints(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Code points (uint32) of the texts joined with ``_SEP``, digits folded to ASCII (``_DIGIT_FOLD``), and each
-    text's length in code points."""
+    """Code points (uint32) of the texts joined with ``_SEP``, digits and full-width letters folded to ASCII
+    (``_ALNUM_FOLD``), and each text's length in code points."""
     joined = _SEP.join(texts)
     cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    if not joined.isascii() and _has_foreign_digit(cps):  # most pages have none: one look, no copy
-        cps = np.where(cps <= 0xFFFF, _DIGIT_FOLD[np.minimum(cps, 0xFFFF)], cps)
+    if not joined.isascii() and _has_folded(cps):  # most pages have none: one look, no copy
+        cps = np.where(cps <= 0xFFFF, _ALNUM_FOLD[np.minimum(cps, 0xFFFF)], cps)
     return cps, np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
 
 
-def _has_foreign_digit(cps: np.ndarray) -> bool:
+def _has_folded(cps: np.ndarray) -> bool:
     if _C is not None:
-        return _C.any_marked(cps, _FOREIGN_DIGIT_BMP)
-    return bool(_FOREIGN_DIGIT_BMP[np.minimum(cps, 0xFFFF)][cps <= 0xFFFF].any())
+        return _C.any_marked(cps, _FOLDED_BMP)
+    return bool(_FOLDED_BMP[np.minimum(cps, 0xFFFF)][cps <= 0xFFFF].any())
 
 
 def _owners(lengths: np.ndarray, size: int) -> np.ndarray:
