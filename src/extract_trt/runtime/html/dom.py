@@ -541,10 +541,11 @@ def _restore_foreign_attr_names(el: Node, html_of: Callable[[], str | None]) -> 
 
 
 def keep_foreign_closed(nesting: list, el: Node, html: str | None) -> None:
-    """``el``, just noted as a nesting void, is none when it is a MathML or SVG element of a void's name: the
-    HTML parser reads ``<math><wbr>`` as MathML (which may hold children), and the serialization gives it its
-    end tag, so libxml2 reads nothing after it into it. ``html``: Lexbor's serialization of ``el``. (Inside
-    ``<mi>`` or ``<foreignObject>`` a ``<wbr>`` is HTML again, serialized without an end tag.)"""
+    """Takes ``el``, just noted in ``nesting`` as a nesting void, back out when it is a MathML or SVG element
+    of a void's name: the HTML parser reads ``<math><wbr>`` as MathML (which may hold children), and the
+    serialization writes its end tag, so libxml2 reads nothing after it into it. ``html``: Lexbor's
+    serialization of ``el``. (Inside ``<mi>`` or ``<foreignObject>`` a ``<wbr>`` is HTML again, written without
+    an end tag.)"""
     if html is not None and html.endswith(f"</{el.tag}>") and nesting and nesting[-1] is el:
         nesting.pop()
 
