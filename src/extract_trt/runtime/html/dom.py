@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html as _html
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -847,6 +848,11 @@ def child_place(node: Node, places: dict[Node, dict[Node, int]]) -> int:
 # Khmer and Tibetan full stops). A Hindi paragraph ends in "।": read as no sentence end, it looks like a menu entry.
 SENTENCE_END = ".!?\u3002\uff01\uff1f\uff0e\uff61\u0964\u0965\u06d4\u061f\u0589\u1362\u104b\u17d4\u0f0d"
 CLAUSE_MARKS = ",;:\uff0c\u3001\uff1b\uff1a\u060c\u061b"  # commas, semicolons and colons (CJK, Arabic script)
+
+# The decimal digits of every script but ASCII, as ASCII ones ("٢" → "2", "２" → "2"): a str.translate table
+NON_ASCII_DIGITS = {
+    c: ord("0") + unicodedata.digit(chr(c)) for c in range(0x80, 0x10000) if unicodedata.category(chr(c)) == "Nd"
+}
 
 # Kana, CJK ideographs and hangul: a word of them is about two characters (Chinese and Japanese are written
 # without spaces between words)

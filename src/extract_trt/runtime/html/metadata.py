@@ -50,7 +50,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from extract_trt.runtime.html.dom import Node, materialize
+from extract_trt.runtime.html.dom import NON_ASCII_DIGITS, Node, materialize
 from extract_trt.runtime.types import Block
 
 __all__ = [
@@ -764,6 +764,8 @@ def block_author(blocks: Sequence[Block]) -> str | None:
 
 
 def _first_line_date(text: str) -> str:
+    if not text.isascii():
+        text = text.translate(NON_ASCII_DIGITS)
     match = _TEXT_DATE.search(text) or _ISO_ANYWHERE.search(text)
     return match[0] if match else ""
 
@@ -848,28 +850,47 @@ def url_date(url: str | None) -> str | None:
 
 _ISO_PREFIX = re.compile(r"^\s*((?:19|20)\d\d)[-/.](\d{1,2})[-/.](\d{1,2})(?:[T\s]+(\d{1,2}):(\d\d)(?::(\d\d))?(?:\.\d+)?\s*(Z|[+-]\d\d:?\d\d)?)?")
 _ISO_ANYWHERE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
+# Month names and their usual short forms in English, German, French, Spanish, Italian, Portuguese and Dutch
+# (short forms that are English words, "set", "mag", "ago", are left out)
 _MONTHS = {
     m: i + 1
     for i, names in enumerate(
         (
-            "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug",
-            "september sep sept", "october oct", "november nov", "december dec",
+            "january jan januar janvier janv enero ene gennaio janeiro januari",
+            "february feb februar février févr fevrier febrero febbraio fevereiro februari",
+            "march mar märz mär maerz mars marzo março maart",
+            "april apr avril avr abril aprile",
+            "may mai mayo maggio maio mei",
+            "june jun juni juin junio giugno junho",
+            "july jul juli juillet juil julio luglio julho",
+            "august aug août aout agosto augustus",
+            "september sep sept septembre septiembre setiembre settembre setembro",
+            "october oct oktober okt octobre octubre ottobre outubro",
+            "november nov noviembre novembre novembro",
+            "december dec dezember dez décembre decembre diciembre dic dicembre dezembro",
         )
     )
     for m in names.split()
 }  # fmt: skip
+# "12 February 2024", "12. Februar 2024", "12 de febrero de 2024", "February 12, 2024", "2024 Feb 12"; and the
+# CJK "2024年2月12日" / "2024년 2월 12일" (groups 10–12; no word boundary: CJK text runs into the year)
 _TEXT_DATE = re.compile(
-    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})\.?,?\s+((?:19|20)\d\d)|([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)|((?:19|20)\d\d)\s+([A-Za-z]{3,9})\.?\s+(\d{1,2}))\b"
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th|\.)?\s+(?:de\s+)?([^\W\d_]{3,10})\.?,?\s+(?:de\s+)?((?:19|20)\d\d)"
+    r"|([^\W\d_]{3,10})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)|((?:19|20)\d\d)\s+([^\W\d_]{3,10})\.?\s+(\d{1,2}))\b"
+    r"|((?:19|20)\d\d)\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})"
 )
 
 
 def normalize_date(value: str | None) -> str | None:
     """``value`` as ISO 8601 (``YYYY-MM-DD``, or with the time and offset when it has them), or ``None``
     when it is not a date: ISO forms, RFC 2822 (``Mon, 12 Feb 2024 10:00:00 GMT``), ``12 February 2024``
-    and ``February 12, 2024``; years 1900–2099 only."""
+    and ``February 12, 2024`` (month names in seven languages: ``12. Februar 2024``, ``12 de febrero de 2024``),
+    ``2024年2月12日``; digits of any script; years 1900–2099 only."""
     if not value or not isinstance(value, str):
         return None
     value = value.strip()
+    if not value.isascii():
+        value = value.translate(NON_ASCII_DIGITS)
     match = _ISO_PREFIX.match(value)
     if match:
         day = _valid_date(int(match[1]), int(match[2]), int(match[3]))
@@ -898,6 +919,8 @@ def normalize_date(value: str | None) -> str | None:
             pass
     match = _TEXT_DATE.search(value)
     if match:
+        if match[10]:
+            return _valid_date(int(match[10]), int(match[11]), int(match[12]))
         if match[1]:
             day, month, year = match[1], match[2], match[3]
         elif match[4]:

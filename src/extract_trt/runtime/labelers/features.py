@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from extract_trt.runtime.html.dom import (
-    CLAUSE_MARKS, LETTERS_PER_UNSPACED_WORD, SENTENCE_END, UNSPACED_LETTER_RANGES,
+    CLAUSE_MARKS, LETTERS_PER_UNSPACED_WORD, NON_ASCII_DIGITS, SENTENCE_END, UNSPACED_LETTER_RANGES,
 )  # fmt: skip
 from extract_trt.runtime.html.simplify import CONTAINER_LEVELS
 from extract_trt.runtime.types import PageBlocks
@@ -262,8 +262,7 @@ def page_features(page: PageBlocks) -> BlockFeatures:
 # letters (CJK text's "ｉＰｈｏｎｅ") as ASCII ones, as case is folded: a number or a name is the same word, and a date
 # or a price the same share of digits, whichever characters write it.
 _ALNUM_FOLD = np.arange(0x10000, dtype=np.uint32)
-_DIGITS = [c for c in range(0x80, 0x10000) if unicodedata.category(chr(c)) == "Nd"]
-_ALNUM_FOLD[_DIGITS] = [48 + unicodedata.digit(chr(c)) for c in _DIGITS]
+_ALNUM_FOLD[list(NON_ASCII_DIGITS)] = list(NON_ASCII_DIGITS.values())
 _ALNUM_FOLD[0xFF21:0xFF3B] = np.arange(ord("A"), ord("Z") + 1)
 _ALNUM_FOLD[0xFF41:0xFF5B] = np.arange(ord("a"), ord("z") + 1)
 _FOLDED_BMP = (_ALNUM_FOLD != np.arange(0x10000)).view(np.uint8)
