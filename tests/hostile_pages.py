@@ -239,8 +239,8 @@ def _is_noncharacter(char: str) -> bool:
 def text_is_from_input(source: str, text: str) -> bool:
     """Every non-space character of ``text`` occurs in ``source`` at least as often (the larger count of the
     raw HTML and its entity-decoded form), apart from what the text writer adds: list markers at line
-    starts (after spaces), `` |`` between table cells and ``$`` around formulas. Exempt: U+FFFD, which the parser substitutes for bad
-    characters, and C0/C1 controls and noncharacters, which HTML's character references produce (``&#x11`` is
+    starts (after spaces), `` |`` between table cells and ``$`` around formulas. Exempt: U+FFFD, which the parser
+    substitutes for bad characters, and C0/C1 controls and noncharacters, which HTML's character references produce (``&#x11`` is
     U+0011, ``&#xDFFFE`` U+DFFFE) where ``html.unescape`` drops them. ``source`` is read as the extractor reads it:
     UTF-8 that was decoded as windows-1252 or Latin-1 repaired (:func:`repair_mojibake`)."""
     source = repair_mojibake(source)

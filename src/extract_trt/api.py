@@ -3,8 +3,9 @@
 Same first arguments, option names and defaults (``url``, ``output_format``, ``include_comments``,
 ``favor_precision``, ``favor_recall``, ``with_metadata``, ``include_links``, ``include_images``,
 ``target_language``) and the same convention: the extracted string, or ``None`` when the page yields nothing.
-Underneath it is one :class:`~extract_trt.Extractor` per process and option set (:func:`~extract_trt.integrations.process_extractor`); use ``Extractor`` itself
-for batches, the failure reason (``Result.error``) or several formats at once.
+Underneath it is one :class:`~extract_trt.Extractor` per process and option set
+(:func:`~extract_trt.integrations.process_extractor`); use ``Extractor`` itself for batches, the failure reason
+(``Result.error``) or several formats at once.
 """
 
 from __future__ import annotations

@@ -124,13 +124,15 @@ Apache-2.0) allow shipping weights trained on the data; CC-BY-4.0 requires the a
 
 ## Features (`extract_trt/runtime/labelers/features.py`, feature version {manifest['feature_version']})
 Per block, three hashed bags in one {m['buckets']:,}-row embedding table: text words and word bigrams (every CJK
-character a word; any script's punctuation ends a word, any script's digits read as ASCII), character trigrams of the block's first characters, markup (own tag/class/id tokens,
+character a word; any script's punctuation ends a word, any script's digits read as ASCII), character
+trigrams of the block's first characters, markup (own tag/class/id tokens,
 the nearest ancestors' class/id tokens, path tags) — each id a 24-bit hash; the model's vocabulary is the
 {t.get('vocabulary_ids', 0):,} ids found on pages of at least {t.get('min_domains')} training domains, and every
 other id becomes the unknown id of its field (words, trigrams, markup): what a single site alone uses — its
 class names, its product names — is not learned as itself, and an unseen language reads as unknown words;
 plus {m['n_dense']} layout numbers (lengths, words — estimated from the letters in Thai and other scripts written
-without spaces —, link density, punctuation and sentence ends of every script, digits, upper case, depth, position, tag, content type, ancestor-tag flags, repeated structure:
+without spaces —, link density, punctuation and sentence ends of every script, digits, upper case, depth,
+position, tag, content type, ancestor-tag flags, repeated structure:
 blocks sharing the path and classes and their share of the page's text, repeats of the same text; for each of
 the six nearest ancestors, the share of the page's text under it and its link density).
 
