@@ -174,13 +174,15 @@ def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults(mo
         for _, line in zip(range(12), fh):
             record = json.loads(line)
             pages.append((f"wcxb-dev:{record['id']}", record["html"]))
-    # the masks the digests were written for: the labelers' own, without the teaser-list and fine-print rules
-    # that came after (they take what these labelers call main out of the main content on most of these pages)
+    # the masks the digests were written for: the labelers' own, without the teaser-list, fine-print and
+    # content-container rules that came after (they take what these labelers call main out of the main content
+    # on most of these pages)
     def nothing(page, main, *args):
         return np.zeros(len(main), dtype=bool)
 
     monkeypatch.setattr(extractor_module, "teaser_mask", nothing)
     monkeypatch.setattr(extractor_module, "fine_print_mask", nothing)
+    monkeypatch.setattr(extractor_module, "after_content_mask", nothing)
     got = {}
     for labeler in (AllMain(), _EveryThirdOther()):
         extractor = Extractor(labeler=labeler, output="html", keep_markup=True, time_budget=None)

@@ -13,6 +13,7 @@ import numpy as np
 
 from extract_trt.runtime.html import convert
 from extract_trt.runtime.html.comments import comment_mask
+from extract_trt.runtime.html.content_container import after_content_mask
 from extract_trt.runtime.html.declared import declared_address, declared_kinds, declares_thread
 from extract_trt.runtime.html.decode import decode_html, repair_mojibake
 from extract_trt.runtime.html.dom import release
@@ -388,6 +389,7 @@ class Extractor:
             if page.article:
                 main_mask = main_mask & ~teaser_mask(page.blocks, main_mask, page.address)
             main_mask = main_mask & ~fine_print_mask(page.blocks, main_mask)
+            main_mask = main_mask & ~after_content_mask(page.blocks, main_mask)
             main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html
             t1 = time.perf_counter()
