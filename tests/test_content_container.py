@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from hostile_pages import AllMain
+from hostile_pages import ARTICLE, AllMain
 
 from extract_trt import Extractor
 from extract_trt.runtime.html.content_container import after_content_mask, content_container
 from extract_trt.runtime.html.simplify import simplify
 
 EXTRACTOR = Extractor(labeler=AllMain(), output="text")
-PARAGRAPH = (
-    "<p>The council voted on Tuesday to restore the old river meadows, a plan that took eleven years of surveys, "
-    "public meetings and two lawsuits before the first wetland could be dug out again this spring.</p>"
-)
 RELATED = "<div class='more'><h3>More from the valley</h3><p>Bakery on Main Street closes after sixty years.</p></div>"
 
 
@@ -22,26 +18,27 @@ def _page(body: str) -> str:
 
 
 def test_what_follows_the_content_container_goes_and_what_precedes_it_stays() -> None:
-    html = _page(f"<header><h1>Meadows return</h1><p>By Ann Lee</p></header><article>{PARAGRAPH * 5}</article>{RELATED}")
+    header = "<header><h1>The valley returns</h1><p>By Ann Lee</p></header>"
+    html = _page(f"{header}<article>{ARTICLE * 5}</article>{RELATED}")
     text = EXTRACTOR.extract(html).text
-    assert text.startswith("Meadows return") and "By Ann Lee" in text  # the title and byline above the body
-    assert text.count("river meadows") == 5
+    assert text.startswith("The valley returns") and "By Ann Lee" in text  # the title and byline above the body
+    assert text.count("river restoration") == 5
     assert "Bakery" not in text and "More from the valley" not in text
 
 
 def test_content_in_two_containers_side_by_side_all_stays() -> None:
     # neither column holds 85 % of the text: the container is their parent, and nothing lies after it
-    html = _page(f"<div class='a'>{PARAGRAPH * 3}</div><div class='b'>{PARAGRAPH * 2}</div>{RELATED}")
+    html = _page(f"<div class='a'>{ARTICLE * 3}</div><div class='b'>{ARTICLE * 2}</div>{RELATED}")
     page = simplify(html)
     main = np.ones(len(page.blocks), dtype=bool)
     assert content_container(page, main).tag == "body"
     assert not after_content_mask(page, main).any()
     text = EXTRACTOR.extract(html).text
-    assert text.count("river meadows") == 5 and "Bakery" in text
+    assert text.count("river restoration") == 5 and "Bakery" in text
 
 
 def test_a_page_without_main_text_has_no_container() -> None:
-    page = simplify(_page(f"<article>{PARAGRAPH}</article>{RELATED}"))
+    page = simplify(_page(f"<article>{ARTICLE}</article>{RELATED}"))
     none = np.zeros(len(page.blocks), dtype=bool)
     assert content_container(page, none) is None
     assert not after_content_mask(page, none).any()
@@ -53,15 +50,15 @@ def test_reader_comments_after_the_article_still_come_out_as_comments() -> None:
         "somebody listened to the people who live along the river.</p></li></ol></div>"
     )
     result = Extractor(labeler=AllMain(), output="text", comments=True).extract(
-        _page(f"<article>{PARAGRAPH * 5}</article>{comments}{RELATED}")
+        _page(f"<article>{ARTICLE * 5}</article>{comments}{RELATED}")
     )
-    assert result.text.count("river meadows") == 5 and "Bakery" not in result.text
+    assert result.text.count("river restoration") == 5 and "Bakery" not in result.text
     assert "Great news for the birds" in result.comments.text
 
 
 def test_deep_nesting_costs_one_walk_per_element() -> None:
     # 3,000 nested divs above the article: each element is walked once (no walk per block and level)
-    html = _page("<div>" * 3000 + f"<article>{PARAGRAPH * 200}</article>" + "</div>" * 3000 + RELATED)
+    html = _page("<div>" * 3000 + f"<article>{ARTICLE * 200}</article>" + "</div>" * 3000 + RELATED)
     page = simplify(html)
     main = np.ones(len(page.blocks), dtype=bool)
     after = after_content_mask(page, main)

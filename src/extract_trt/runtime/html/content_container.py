@@ -8,11 +8,10 @@ comments with no comment markup — because each such block reads like content o
 (after comments, teasers and fine print are taken out); the main blocks after it, outside it, are dropped.
 Blocks before it stay: the title, byline and standfirst of an article often sit in a header above its body.
 
-On the wcxb-dev pages outside the validation domains, with their ground truth's labels, the main text after
-such an element is 0.2-0.7 % of a page type's main words (on 64 of 1,132 pages); with a train-only model's
-labels on the tune pages, the blocks it drops held about 2,000 words of boilerplate against 60 of content.
-Chosen on the tune pages with train-only models (seeds 13 and 7): word F1 +0.0017 / +0.0015; a share of 0.8
-or 0.9 gained less on one seed each. Called after the labeler, like the comment sections.
+With their ground truth's labels, the wcxb-dev pages outside the validation domains hold 0.2-0.7 % of a page
+type's main words after such an element (on 64 of 1,132 pages). Chosen on the tune pages with three train-only
+models: word F1 +0.0015 to +0.0020; a share of 0.8 or 0.9 gained less on one seed each (docs/models.md). Called
+after the labeler, like the comment sections, so it applies to every labeler.
 """
 
 from __future__ import annotations
