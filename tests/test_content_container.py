@@ -66,3 +66,14 @@ def test_deep_nesting_costs_one_walk_per_element() -> None:
     assert [page.blocks[i].text for i in np.flatnonzero(after)] == [
         "More from the valley", "Bakery on Main Street closes after sixty years."
     ]  # fmt: skip
+
+
+def test_blocks_whose_elements_share_no_root_give_no_container() -> None:
+    page = simplify(_page(f"<div class='a'>{ARTICLE * 2}</div><div class='b'>{ARTICLE * 2}</div>"))
+    main = np.ones(len(page.blocks), dtype=bool)
+    second = page.page_map.id_nodes[page.blocks[-1].item_id]
+    while second.attrs.get("class") != "b":
+        second = second.parent
+    second.parent = None  # half of the text in a tree of its own: no element holds 85 % of it
+    assert content_container(page, main) is None
+    assert not after_content_mask(page, main).any()

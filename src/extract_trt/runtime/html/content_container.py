@@ -28,8 +28,8 @@ CONTAINER_SHARE = 0.85
 
 def content_container(page: PageBlocks, main: np.ndarray) -> Node | None:
     """The deepest element that holds :data:`CONTAINER_SHARE` of the text of the ``main`` blocks (``None``:
-    no main text). Each element is walked once: the blocks' text is added to their own elements, then each
-    element's to its parent's, deepest first."""
+    no main text, or no element holds that share: blocks whose elements share no root). Each element is walked
+    once: the blocks' text is added to their own elements, then each element's to its parent's, deepest first."""
     nodes = page.page_map.id_nodes
     blocks = page.blocks
     mass: dict[Node, int] = {}
@@ -52,7 +52,7 @@ def content_container(page: PageBlocks, main: np.ndarray) -> Node | None:
         if element.parent is not None:
             mass[element.parent] = mass.get(element.parent, 0) + mass.get(element, 0)
     needed = CONTAINER_SHARE * total
-    return max((element for element in depth if mass.get(element, 0) >= needed), key=depth.__getitem__)
+    return max((element for element in depth if mass.get(element, 0) >= needed), key=depth.__getitem__, default=None)
 
 
 def after_content_mask(page: PageBlocks, main: np.ndarray) -> np.ndarray:
