@@ -37,6 +37,16 @@ def test_content_in_two_containers_side_by_side_all_stays() -> None:
     assert text.count("river restoration") == 5 and "Bakery" in text
 
 
+def test_a_declared_thread_keeps_the_replies_after_a_long_first_post() -> None:
+    replies = "".join(f"<div class='reply'><p>Reply {n}: thanks, the same fix worked here.</p></div>" for n in range(3))
+    body = f"<div class='thread'><div class='post first'>{ARTICLE * 8}</div>{replies}</div>"
+    undeclared = EXTRACTOR.extract(_page(body)).text
+    assert "Reply 1" not in undeclared  # the first post holds 85 % of the text: it is the container
+    kind = '{"@context": "https://schema.org", "@type": "DiscussionForumPosting"}'
+    page = _page(body).replace("</head>", f'<script type="application/ld+json">{kind}</script></head>')
+    assert EXTRACTOR.extract(page).text.count("Reply") == 3
+
+
 def test_a_page_without_main_text_has_no_container() -> None:
     page = simplify(_page(f"<article>{ARTICLE}</article>{RELATED}"))
     none = np.zeros(len(page.blocks), dtype=bool)

@@ -389,7 +389,7 @@ class Extractor:
             if page.article:
                 main_mask = main_mask & ~teaser_mask(page.blocks, main_mask, page.address)
             main_mask = main_mask & ~fine_print_mask(page.blocks, main_mask)
-            main_mask = main_mask & ~after_content_mask(page.blocks, main_mask)
+            main_mask = main_mask & ~after_content_mask(page.blocks, main_mask, thread=page.thread)
             main = self._reconstruct(page.blocks, Labels(main_mask, labels.labeler))
             result.main_html = main.html
             t1 = time.perf_counter()

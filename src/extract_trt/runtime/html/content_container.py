@@ -10,8 +10,10 @@ Blocks before it stay: the title, byline and standfirst of an article often sit 
 
 With their ground truth's labels, the wcxb-dev pages outside the validation domains hold 0.1-0.7 % of a page
 type's main words after such an element (on 55 of 1,132 pages). Chosen on the tune pages with three train-only
-models: word F1 +0.0015 to +0.0020; a share of 0.8 or 0.9 gained less on one seed each (docs/models.md). Called
-after the labeler, like the comment sections, so it applies to every labeler.
+models: word F1 +0.0015 to +0.0020; a share of 0.8 or 0.9 gained less on one seed each (docs/models.md). Not on
+a page that declares itself a forum thread or Q&A page (as for the comment sections): a long first post can hold
+85 % of a thread's text, and the replies after it are content. Called after the labeler, like the comment
+sections, so it applies to every labeler.
 """
 
 from __future__ import annotations
@@ -55,11 +57,13 @@ def content_container(page: PageBlocks, main: np.ndarray) -> Node | None:
     return max((element for element in depth if mass.get(element, 0) >= needed), key=depth.__getitem__, default=None)
 
 
-def after_content_mask(page: PageBlocks, main: np.ndarray) -> np.ndarray:
+def after_content_mask(page: PageBlocks, main: np.ndarray, thread: bool = False) -> np.ndarray:
     """Per block, whether it is a main block after the page's content container (:func:`content_container`)
-    and outside it."""
+    and outside it. None on a page that declares itself a thread (``thread``: a forum topic or Q&A page,
+    :func:`~extract_trt.runtime.html.declared.declares_thread`), whose replies after a long first post are
+    the page as much as the post is."""
     after = np.zeros(len(main), dtype=bool)
-    container = content_container(page, main)
+    container = None if thread else content_container(page, main)
     if container is None:
         return after
     nodes = page.page_map.id_nodes
