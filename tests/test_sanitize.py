@@ -177,7 +177,7 @@ def test_keep_markup_main_html_is_byte_identical_to_before_the_safer_defaults(mo
     # the masks the digests were written for: the labelers' own, without the teaser-list, fine-print and
     # content-container rules that came after (they take what these labelers call main out of the main content
     # on most of these pages)
-    def nothing(page, main, *args):
+    def nothing(page, main, *args, **kwargs):
         return np.zeros(len(main), dtype=bool)
 
     monkeypatch.setattr(extractor_module, "teaser_mask", nothing)
