@@ -50,21 +50,24 @@ WIDGETS = {
 }  # fmt: skip
 PLACES = ("before the body", "after the body")
 BODY_PARAGRAPH = re.compile(r"<p[\s>][^<]{200,}", re.IGNORECASE)
+PARAGRAPH_END = re.compile("</p>", re.IGNORECASE)
 
 
-def with_widget(html: str, widget: str, place: str) -> str | None:
-    """``html`` with the widget named ``widget`` put in at ``place`` (one of :data:`PLACES`); ``None`` for a page
-    whose body holds fewer than three long paragraphs (no body flow to put it in)."""
+def body_edges(html: str) -> dict[str, int]:
+    """Where each of :data:`PLACES` lies in ``html``: the offset of the body's first long paragraph and the one
+    after its last paragraph's end tag (left out when it has none); empty for a page whose body holds fewer than
+    three long paragraphs (no body flow to put a widget in)."""
     paragraphs = list(BODY_PARAGRAPH.finditer(html))
     if len(paragraphs) < 3:
-        return None
-    if place == PLACES[0]:
-        at = paragraphs[0].start()
-    else:
-        close = html.lower().find("</p>", paragraphs[-1].start())
-        if close < 0:
-            return None
-        at = close + len("</p>")
+        return {}
+    edges = {PLACES[0]: paragraphs[0].start()}
+    if close := PARAGRAPH_END.search(html, paragraphs[-1].start()):
+        edges[PLACES[1]] = close.end()
+    return edges
+
+
+def with_widget(html: str, widget: str, at: int) -> str:
+    """``html`` with the widget named ``widget`` put in at offset ``at`` (one of :func:`body_edges`)."""
     return html[:at] + WIDGETS[widget][0] + html[at:]
 
 
@@ -81,15 +84,14 @@ def main() -> None:
     records = [r for r in records if (r.meta or {}).get("page_type", "article") == "article"]
     originals, pages, probes = [], [], {}
     for record in records:
-        if with_widget(record.html, next(iter(WIDGETS)), PLACES[0]) is not None:
+        edges = body_edges(record.html)
+        if edges:
             originals.append(record)
         for widget in WIDGETS:
-            for place in PLACES:
-                html = with_widget(record.html, widget, place)
-                if html is not None:
-                    page_id = f"{record.id}#{widget}@{place}"
-                    pages.append(dataclasses.replace(record, id=page_id, html=html))
-                    probes[page_id] = (widget, place)
+            for place, at in edges.items():
+                page_id = f"{record.id}#{widget}@{place}"
+                pages.append(dataclasses.replace(record, id=page_id, html=with_widget(record.html, widget, at)))
+                probes[page_id] = (widget, place)
     report = evaluate([*originals, *pages], args.extractors or ["default"], dataset=args.set, keep_text=True,
                       comments=False)  # fmt: skip
     names = [c.name for c in report.candidates]

@@ -1,4 +1,4 @@
-"""bench/article_widgets.py's with_widget: a 2005-2015 news widget put at the edges of a story's body."""
+"""bench/article_widgets.py's body_edges and with_widget: a 2005-2015 news widget put at the edges of a story's body."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ PAGE = (
 @pytest.mark.parametrize("widget", list(article_widgets.WIDGETS))
 def test_widget_goes_next_to_the_first_and_last_long_paragraph(widget):
     markup, phrase = article_widgets.WIDGETS[widget]
-    before = article_widgets.with_widget(PAGE, widget, "before the body")
-    after = article_widgets.with_widget(PAGE, widget, "after the body")
+    edges = article_widgets.body_edges(PAGE)
+    before = article_widgets.with_widget(PAGE, widget, edges["before the body"])
+    after = article_widgets.with_widget(PAGE, widget, edges["after the body"])
     assert before.replace(markup, "", 1) == PAGE and after.replace(markup, "", 1) == PAGE
     assert before.index(markup) == PAGE.index("<p>1. ")
     assert after.index(markup) == PAGE.index("<p>Short closing")
@@ -35,4 +36,4 @@ def test_widget_goes_next_to_the_first_and_last_long_paragraph(widget):
 
 
 def test_page_without_a_body_flow_gets_no_widget():
-    assert article_widgets.with_widget("<html><body><p>Too short.</p></body></html>", "tags", "before the body") is None
+    assert article_widgets.body_edges("<html><body><p>Too short.</p></body></html>") == {}
