@@ -98,6 +98,32 @@ def test_peer_text_is_what_is_scored():
     assert word_f1(pred.output, record.groundtruth).f1 > 0.8
 
 
+class _NativePanic(BaseException):
+    """What pyo3 raises for a Rust panic (``pyo3_runtime.PanicException``): not an ``Exception``."""
+
+
+def test_a_peer_aborting_in_native_code_fails_one_page_not_the_run(monkeypatch):
+    import resiliparse.extract.html2text as html2text
+
+    first, second = list(read_dataset(DATA / "wcxb-dev.jsonl.gz", limit=2))
+    plain_text = html2text.extract_plain_text
+    calls = []
+
+    def panics_on_the_first_page(tree, **kwargs):
+        calls.append(tree)
+        if len(calls) == 1:
+            raise _NativePanic("byte index 60 is not a char boundary")
+        return plain_text(tree, **kwargs)
+
+    monkeypatch.setattr(html2text, "extract_plain_text", panics_on_the_first_page)
+    crashed, fine = PeerCandidate("resiliparse").predict([first, second])
+    assert crashed.output == "" and crashed.error == "PeerCrash: _NativePanic: byte index 60 is not a char boundary"
+    assert fine.error is None and word_f1(fine.output, second.groundtruth).f1 > 0.5
+    with pytest.raises(KeyboardInterrupt):  # still stops the run when asked to
+        monkeypatch.setattr(html2text, "extract_plain_text", lambda tree, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt))
+        PeerCandidate("resiliparse").predict([second])
+
+
 def test_markdown_groundtruth_scores_the_webmainbench_conversion():
     records = list(read_dataset(DATA / "webmainbench-sample.jsonl.gz"))
     candidate = resolve_candidate("annotation")

@@ -31,7 +31,8 @@ comments (trafilatura's ``include_comments``, resiliparse's ``comments``) to inc
 ``None`` keeps the settings above.
 
 A peer that is not installed raises :class:`PeerUnavailable` with the reason when it is loaded, so the
-harness can skip it with a clear message.
+harness can skip it with a clear message. A peer whose native code aborts on a page raises :class:`PeerCrash`
+(an ``Exception``), so the harness scores that page as the peer's error and goes on.
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ from typing import Any
 from extract_trt.eval.datasets import EvalRecord
 from extract_trt.runtime.html.convert import benchmark_markdown, to_text
 
-__all__ = ["PEER_NAMES", "Peer", "PeerUnavailable", "is_peer", "load_peer"]
+__all__ = ["PEER_NAMES", "Peer", "PeerCrash", "PeerUnavailable", "is_peer", "load_peer"]
 
 
 class PeerUnavailable(ImportError):
     """A peer extractor is not installed (or cannot run on this Python); the message says why."""
+
+
+class PeerCrash(RuntimeError):
+    """A peer's native code aborted on one page (e.g. a Rust panic in rs-trafilatura)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,22 @@ class Peer:
     version: str
     extract: Callable[[EvalRecord, str], str]
     metadata: Callable[[EvalRecord], dict[str, Any]] | None = None  # title, author, date, … of the page
+
+
+def _contained(extract: Callable[[EvalRecord, str], str]) -> Callable[[EvalRecord, str], str]:
+    """``extract``, with an abort of its native code on a page raised as :class:`PeerCrash`: pyo3 raises a Rust
+    panic as ``PanicException``, a ``BaseException`` that ``except Exception`` lets through, so one page of
+    rs-trafilatura slicing a string inside a CJK character ended a whole evaluation."""
+
+    def call(record: EvalRecord, want: str) -> str:
+        try:
+            return extract(record, want)
+        except BaseException as exc:
+            if isinstance(exc, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            raise PeerCrash(f"{type(exc).__name__}: {exc}") from exc
+
+    return call
 
 
 def _html_or_text(main_html: str | None, text: str | None, record: EvalRecord, want: str) -> str:
@@ -200,4 +221,5 @@ def load_peer(name: str, comments: bool | None = None) -> Peer:
         version = metadata.version(dist)
     except metadata.PackageNotFoundError:
         version = "?"
-    return Peer(name=key, version=version, extract=loader(comments), metadata=_METADATA.get(key, lambda: None)())
+    extract = _contained(loader(comments))
+    return Peer(name=key, version=version, extract=extract, metadata=_METADATA.get(key, lambda: None)())
