@@ -193,6 +193,19 @@ def test_content_written_without_spaces_counts_its_words(with_comments: Extracto
     assert comment in result.comments.text and comment not in result.text
 
 
+def test_a_chinese_heading_opens_a_section_no_markup_names(with_comments: Extractor) -> None:
+    # a portal's story and its readers' comments in unnamed markup, under "网友评论" (readers' comments)
+    story = "".join(f"<p>第{i}段：市政府昨天公布了新的交通规划，计划在未来五年内修建三条地铁线路，方便市民出行。</p>" for i in range(4))
+    comment = "这个规划很好，希望地铁能早点修到我们小区附近，每天上班太堵了。"
+    page = (
+        f"<html><body><div class='nr'><h1>市政府公布交通规划</h1>{story}</div>"
+        f"<div class='pl'><h3>网友评论</h3><div class='t1'><p>{comment}</p></div></div></body></html>"
+    )
+    result = with_comments.extract(page)
+    assert comment in result.comments.text and comment not in result.text
+    assert "新的交通规划" in result.text
+
+
 def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extractor) -> None:
     # a forum topic (Vanilla, a Q&A site) declares itself in JSON-LD and lists its replies as #comments
     assert COMMENT_SENTENCE in with_comments.extract(ARTICLE_WITH_COMMENTS).comments.text  # undeclared: comments
@@ -218,6 +231,22 @@ def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extract
         ("5 responses to the critics of sourdough", False),  # an article's own section
         ("Commentary", False),
         ('<a href="#comments">3 Comments</a>', False),  # a link to the comments, in a teaser or toolbar
+        ("12 комментариев", True),
+        ("Комментарии (3)", True),
+        ("Оставить комментарий", True),
+        ("Yorumlar", True),
+        ("Komentáře (4)", True),
+        ("12条评论", True),
+        ("评论（12）", True),
+        ("网友评论", True),
+        ("发表评论", True),
+        ("3件のコメント", True),
+        ("コメントを残す", True),
+        ("댓글 3개", True),
+        ("评论", False),  # a Chinese site's commentary column is headed so too
+        ("新华评论", False),
+        ("2024年度评论文章", False),  # a year is not a count of comments
+        ("Комментарий эксперта", False),  # an expert's commentary
     ],
 )
 def test_headings_that_open_a_comment_section(heading: str, opens: bool) -> None:

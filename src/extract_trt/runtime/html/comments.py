@@ -96,20 +96,33 @@ MAX_SIBLING_SECTIONS = 3
 MAX_NESTED_SECTIONS = 32
 
 # A heading that opens a comment section by its words, where no markup names one (sites of the 2000s, markup
-# named in no language): a count of comments ("27 commentaires", "1 Kommentar", "Komentarze (9)", WordPress's
-# "3 thoughts on “…”" and "12 Responses to “…”"), a plural name alone outside English ("Kommentare"; an English
-# "Comments" also heads a guide's section on code comments, a German "Kommentar" an editorial) or the reply
-# form's title ("Leave a Reply", "Kommentar verfassen").
+# named in no language): a count of comments ("27 commentaires", "1 Kommentar", "Komentarze (9)", "12
+# комментариев", "12条评论", "3件のコメント", WordPress's "3 thoughts on “…”" and "12 Responses to “…”"), a
+# plural name alone outside English ("Kommentare", "Комментарии", "Yorumlar", "网友评论"; an English "Comments"
+# also heads a guide's section on code comments, a German "Kommentar" or a Chinese "评论" an editorial column) or
+# the reply form's title ("Leave a Reply", "Kommentar verfassen", "发表评论", "コメントを残す", WordPress's own
+# translations among them).
 _HEADING_WORD = (
-    r"(?:comments?|kommentare?|commentaires?|commenti|commento|comentarios?|comentários?|komentarze?|reacties)"
+    r"(?:comments?|kommentare?|commentaires?|commenti|commento|comentarios?|comentários?|komentarze?|reacties|"
+    r"комментари[йяиев]{1,2}|yorum(?:lar)?|komentář[eů]?)"
 )
+# Chinese, Japanese and Korean write no space between a count and its noun, so "\b" cannot end the word there.
+_CJK_HEADING_WORD = r"(?:评论|評論|留言|コメント|댓글)"
 _COMMENT_HEADING = re.compile(
     r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"\b"
     r"|\d+\s+(?:thoughts?|responses?)\s+(?:on|to)\s+[\"'“”„«‘]"
     r"|" + _HEADING_WORD + r"\s*[(\[:]?\s*\d+\s*[)\]]?\s*$"
-    r"|(?:leserkommentare|reader comments|user comments|kommentare|commentaires|commenti|comentarios|komentarze)\s*$"
+    r"|\d+\s*(?:条|條|则|則|个|個|件の|개의)?\s*" + _CJK_HEADING_WORD +
+    r"|" + _CJK_HEADING_WORD + r"\s*[(\[（:：]?\s*\d+\s*(?:条|條|件|개)?\s*[)\]）]?\s*$"
+    r"|(?:leserkommentare|reader comments|user comments|kommentare|commentaires|commenti|comentarios|komentarze"
+    r"|комментарии|yorumlar|komentáře|网友评论|網友評論|读者评论|讀者評論|全部评论|最新评论|热门评论|精彩评论|"
+    r"コメント一覧|コメント|댓글)\s*$"
     r"|(?:leave a (?:reply|comment)|post a comment|add a comment|write a comment|kommentar (?:verfassen|schreiben)"
-    r"|schreibe einen kommentar|laisser un commentaire|deja un comentario|lascia un commento|dodaj komentarz)\b)",
+    r"|schreibe einen kommentar|laisser un commentaire|deja un comentario|deja una respuesta|lascia un commento"
+    r"|dodaj komentarz|deixe (?:um comentário|uma resposta)|geef een reactie|plaats een reactie"
+    r"|(?:оставить|добавить|написать) комментарий|yorum (?:yap|yaz)|bir yanıt yazın|napsat komentář"
+    r"|发表评论|發表評論|我要评论|发表留言|我要留言|发表回复|發表回覆|コメントを(?:書く|残す|する)|댓글\s*(?:쓰기|남기기|달기))"
+    r"(?!\w))",
     re.IGNORECASE,
 )
 MAX_HEADING_CHARS = 120  # a longer "heading" is a title that mentions comments
