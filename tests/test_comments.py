@@ -72,6 +72,8 @@ def with_comments() -> Extractor:
         {"class": "commentbox"},  # the suffix written on (sites of the 2000s)
         {"id": "commentsarea"},
         {"class": "kommentarecontainer"},
+        {"id": "reacties"},
+        {"class": "haber-yorumlar"},
     ],
 )
 def test_comment_containers(attrs: dict[str, str]) -> None:

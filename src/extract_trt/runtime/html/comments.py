@@ -46,11 +46,11 @@ __all__ = [
 
 # "Comment(s)" in the languages whose sites name their markup in their own words: French commentaires,
 # Italian commenti, Spanish/Portuguese comentarios, German/Scandinavian kommentare/kommentarer, Polish komentarze,
-# Czech/Slovak/Croatian komentare/komentari. Plurals only outside English: a German "Kommentar" or a
-# Spanish "comentario" is also an editorial column, and "commentary" is one in English.
+# Czech/Slovak/Croatian komentare/komentari, Dutch reacties, Turkish yorumlar. Plurals only outside English: a
+# German "Kommentar" or a Spanish "comentario" is also an editorial column, and "commentary" is one in English.
 _COMMENT_WORD = (
     r"(?:comments?|commentaires|commenti|comentarios|comentários|kommentare|kommentarer|komentarze|komentari|"
-    r"komentare)"
+    r"komentare|reacties|yorumlar)"
 )
 # A class/id token that names a comment container: "comments", "comment-list", "post-comments",
 # "comments_area", "commentlist", "commentbox", "kommentare", "disqus_thread", "fb-comments", "wpdiscuz…", "dsq-…"
@@ -136,7 +136,7 @@ MAX_HEADING_CHARS = 120  # a longer "heading" is a title that mentions comments
 def _hints_comments(names: str) -> bool:
     return (
         "comment" in names or "coment" in names or "komment" in names or "komentar" in names or "respond" in names
-        or "disqus" in names or "dsq" in names or "wpdiscuz" in names
+        or "reacties" in names or "yorumlar" in names or "disqus" in names or "dsq" in names or "wpdiscuz" in names
     )  # fmt: skip
 
 
