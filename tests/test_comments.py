@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -257,6 +258,16 @@ def test_headings_that_open_a_comment_section(heading: str, opens: bool) -> None
     assert (comment_heading(page, main) is not None) is opens
     main[0] = False  # without the page's own content before it, no heading opens a section
     assert comment_heading(page, main) is None
+
+
+@pytest.mark.parametrize("text", ["1" + " " * 50_000 + "x", "comments (" + " " * 50_000 + "x", "评论" + "\u3000" * 50_000 + "x"])
+def test_heading_words_are_matched_in_linear_time(text: str) -> None:
+    # two optional runs of spaces around an optional bracket made these quadratic (seconds at 20,000 characters)
+    from extract_trt.runtime.html import comments
+
+    started = time.process_time()
+    assert comments._COMMENT_HEADING.match(text) is None
+    assert time.process_time() - started < 0.5
 
 
 _ARTICLE_TEXT = " ".join([ARTICLE_SENTENCE] * 8)

@@ -111,9 +111,9 @@ _CJK_HEADING_WORD = r"(?:评论|評論|留言|コメント|댓글)"
 _COMMENT_HEADING = re.compile(
     r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"\b"
     r"|\d+\s+(?:thoughts?|responses?)\s+(?:on|to)\s+[\"'“”„«‘]"
-    r"|" + _HEADING_WORD + r"\s*[(\[:]?\s*\d+\s*[)\]]?\s*$"
-    r"|\d+\s*(?:条|條|则|則|个|個|件の|개의)?\s*" + _CJK_HEADING_WORD +
-    r"|" + _CJK_HEADING_WORD + r"\s*[(\[（:：]?\s*\d+\s*(?:条|條|件|개)?\s*[)\]）]?\s*$"
+    r"|" + _HEADING_WORD + r"\s*(?:[(\[:]\s*)?\d+\s*(?:[)\]]\s*)?$"
+    r"|\d+\s*(?:(?:条|條|则|則|个|個|件の|개의)\s*)?" + _CJK_HEADING_WORD +
+    r"|" + _CJK_HEADING_WORD + r"\s*(?:[(\[（:：]\s*)?\d+\s*(?:(?:条|條|件|개)\s*)?(?:[)\]）]\s*)?$"
     r"|(?:leserkommentare|reader comments|user comments|kommentare|commentaires|commenti|comentarios|komentarze"
     r"|комментарии|yorumlar|komentáře|网友评论|網友評論|读者评论|讀者評論|全部评论|最新评论|热门评论|精彩评论|"
     r"コメント一覧|コメント|댓글)\s*$"
@@ -126,6 +126,11 @@ _COMMENT_HEADING = re.compile(
     re.IGNORECASE,
 )
 MAX_HEADING_CHARS = 120  # a longer "heading" is a title that mentions comments
+
+
+def _heads_comments(text: str) -> bool:
+    """Whether a heading's ``text`` opens (or goes on with) a comment section by its words."""
+    return len(text) <= MAX_HEADING_CHARS and _COMMENT_HEADING.match(text) is not None
 
 
 # Substrings that every comment-container (or reply-form) token and every reviews token holds: most
@@ -267,8 +272,8 @@ def comment_heading(page: PageBlocks, main: np.ndarray) -> int | None:
     for i, block in enumerate(page.blocks):
         text = block.text
         if (
-            block.tag in HEADING_TAGS and words >= MIN_CONTENT_WORDS and len(text) <= MAX_HEADING_CHARS
-            and 2 * block.link_text_length < len(text) and _COMMENT_HEADING.match(text)
+            block.tag in HEADING_TAGS and words >= MIN_CONTENT_WORDS and 2 * block.link_text_length < len(text)
+            and _heads_comments(text)
         ):  # fmt: skip
             return i
         if words < MIN_CONTENT_WORDS and main[i]:  # only whether the page's content reaches the floor matters
@@ -366,7 +371,7 @@ def _mark_heading_section(
     rank = page.blocks[start].tag  # "h1" < "h2" < … < "h6": a lower string is a higher rank
     for i in range(start + 1, len(page.blocks)):
         block = page.blocks[i]
-        if block.tag in HEADING_TAGS and block.tag <= rank and not _COMMENT_HEADING.match(block.text):
+        if block.tag in HEADING_TAGS and block.tag <= rank and not _heads_comments(block.text):
             return  # labelled main or not: the page's outline, not the labels, says where the section ends
         if not main[i]:
             continue
