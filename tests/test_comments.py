@@ -246,6 +246,8 @@ def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extract
         ("3件のコメント", True),
         ("コメントを残す", True),
         ("댓글 3개", True),
+        ("跟贴（25）", True),
+        ("コメントの投稿", True),
         ("评论", False),  # a Chinese site's commentary column is headed so too
         ("新华评论", False),
         ("2024年度评论文章", False),  # a year is not a count of comments

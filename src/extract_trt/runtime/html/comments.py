@@ -107,7 +107,7 @@ _HEADING_WORD = (
     r"комментари[йяиев]{1,2}|yorum(?:lar)?|komentář[eů]?)"
 )
 # Chinese, Japanese and Korean write no space between a count and its noun, so "\b" cannot end the word there.
-_CJK_HEADING_WORD = r"(?:评论|評論|留言|コメント|댓글)"
+_CJK_HEADING_WORD = r"(?:评论|評論|留言|跟贴|跟帖|コメント|댓글)"  # 跟贴: the replies under a Chinese portal's story
 _COMMENT_HEADING = re.compile(
     r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"\b"
     r"|\d+\s+(?:thoughts?|responses?)\s+(?:on|to)\s+[\"'“”„«‘]"
@@ -116,12 +116,12 @@ _COMMENT_HEADING = re.compile(
     r"|" + _CJK_HEADING_WORD + r"\s*(?:[(\[（:：]\s*)?\d+\s*(?:(?:条|條|件|개)\s*)?(?:[)\]）]\s*)?$"
     r"|(?:leserkommentare|reader comments|user comments|kommentare|commentaires|commenti|comentarios|komentarze"
     r"|комментарии|yorumlar|komentáře|网友评论|網友評論|读者评论|讀者評論|全部评论|最新评论|热门评论|精彩评论|"
-    r"コメント一覧|コメント|댓글)\s*$"
+    r"网友跟贴|网友跟帖|コメント一覧|コメント|댓글)\s*$"
     r"|(?:leave a (?:reply|comment)|post a comment|add a comment|write a comment|kommentar (?:verfassen|schreiben)"
     r"|schreibe einen kommentar|laisser un commentaire|deja un comentario|deja una respuesta|lascia un commento"
     r"|dodaj komentarz|deixe (?:um comentário|uma resposta)|geef een reactie|plaats een reactie"
     r"|(?:оставить|добавить|написать) комментарий|yorum (?:yap|yaz)|bir yanıt yazın|napsat komentář"
-    r"|发表评论|發表評論|我要评论|发表留言|我要留言|发表回复|發表回覆|コメントを(?:書く|残す|する)|댓글\s*(?:쓰기|남기기|달기))"
+    r"|发表评论|發表評論|我要评论|发表留言|我要留言|发表回复|發表回覆|コメントを(?:書く|残す|する)|コメントの投稿|댓글\s*(?:쓰기|남기기|달기))"
     r"(?!\w))",
     re.IGNORECASE,
 )
