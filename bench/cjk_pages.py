@@ -75,10 +75,8 @@ def main() -> None:
     parser.add_argument("--ids", type=Path, help="only these page ids (e.g. the validation domains')")
     parser.add_argument("-x", "--extractor", action="append", dest="extractors", help="repeat; default: default")
     args = parser.parse_args()
-    records = [r for r in read_dataset(DATA / f"{args.set}.jsonl.gz") if r.groundtruth_format == "text"]
-    if args.ids:
-        wanted = read_ids(args.ids)
-        records = [r for r in records if r.id in wanted]
+    ids = read_ids(args.ids) if args.ids else None
+    records = [r for r in read_dataset(DATA / f"{args.set}.jsonl.gz", ids=ids) if r.groundtruth_format == "text"]
     references = {r.id: r.groundtruth or "" for r in records}
     rewritten = []
     for record in records:

@@ -183,30 +183,36 @@ def test_no_section_by_heading_on_a_declared_thread(with_comments: Extractor) ->
     assert "comment" not in result.labels and not result.comments.text
 
 
-def test_content_written_without_spaces_counts_its_words(with_comments: Extractor) -> None:
-    # a Japanese post (no spaces between words) and its WordPress comments: the post's 40 "words" are its
-    # characters two by two, not its handful of whitespace-separated runs
-    post = "".join(f"<p>{i}番目の段落：週末に家族と一緒に山へ行き、きれいな景色を見ながらお弁当を食べました。</p>" for i in range(4))
-    comment = "とても楽しそうですね。私も来月、子どもたちと一緒に行ってみたいと思います。"
-    page = (
-        f"<html><body><article><h1>週末の山歩き</h1>{post}</article><div id='comments' class='comments-area'>"
-        f"<ol class='comment-list'><li class='comment'><p>{comment}</p></li></ol></div></body></html>"
-    )
-    result = with_comments.extract(page)
-    assert comment in result.comments.text and comment not in result.text
+_JAPANESE_COMMENT = "とても楽しそうですね。私も来月、子どもたちと一緒に行ってみたいと思います。"
+_CHINESE_COMMENT = "这个规划很好，希望地铁能早点修到我们小区附近，每天上班太堵了。"
+UNSPACED_PAGES = {
+    # a Japanese post and its WordPress comments: the post's 40 "words" are its characters two by two, not its
+    # handful of whitespace-separated runs
+    "japanese, named markup": (
+        "<html><body><article><h1>週末の山歩き</h1>"
+        + "".join(f"<p>{i}番目の段落：週末に家族と一緒に山へ行き、きれいな景色を見ながらお弁当を食べました。</p>" for i in range(4))
+        + "</article><div id='comments' class='comments-area'><ol class='comment-list'><li class='comment'>"
+        f"<p>{_JAPANESE_COMMENT}</p></li></ol></div></body></html>",
+        _JAPANESE_COMMENT,
+        "きれいな景色",
+    ),
+    # a Chinese portal's story and its readers' comments in unnamed markup, under "网友评论" (readers' comments)
+    "chinese, a heading only": (
+        "<html><body><div class='nr'><h1>市政府公布交通规划</h1>"
+        + "".join(f"<p>第{i}段：市政府昨天公布了新的交通规划，计划在未来五年内修建三条地铁线路，方便市民出行。</p>" for i in range(4))
+        + f"</div><div class='pl'><h3>网友评论</h3><div class='t1'><p>{_CHINESE_COMMENT}</p></div></div></body></html>",
+        _CHINESE_COMMENT,
+        "新的交通规划",
+    ),
+}
 
 
-def test_a_chinese_heading_opens_a_section_no_markup_names(with_comments: Extractor) -> None:
-    # a portal's story and its readers' comments in unnamed markup, under "网友评论" (readers' comments)
-    story = "".join(f"<p>第{i}段：市政府昨天公布了新的交通规划，计划在未来五年内修建三条地铁线路，方便市民出行。</p>" for i in range(4))
-    comment = "这个规划很好，希望地铁能早点修到我们小区附近，每天上班太堵了。"
-    page = (
-        f"<html><body><div class='nr'><h1>市政府公布交通规划</h1>{story}</div>"
-        f"<div class='pl'><h3>网友评论</h3><div class='t1'><p>{comment}</p></div></div></body></html>"
-    )
+@pytest.mark.parametrize("name", list(UNSPACED_PAGES))
+def test_content_written_without_spaces_counts_its_words(with_comments: Extractor, name: str) -> None:
+    page, comment, story = UNSPACED_PAGES[name]
     result = with_comments.extract(page)
     assert comment in result.comments.text and comment not in result.text
-    assert "新的交通规划" in result.text
+    assert story in result.text
 
 
 def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extractor) -> None:
