@@ -268,7 +268,9 @@ def test_headings_that_open_a_comment_section(heading: str, opens: bool) -> None
     assert comment_heading(page, main) is None
 
 
-@pytest.mark.parametrize("text", ["1" + " " * 50_000 + "x", "comments (" + " " * 50_000 + "x", "评论" + "\u3000" * 50_000 + "x"])
+@pytest.mark.parametrize(
+    "text", ["1" + " " * 50_000 + "x", "comments (" + " " * 50_000 + "x", "评论" + "\u3000" * 50_000 + "x"]
+)
 def test_heading_words_are_matched_in_linear_time(text: str) -> None:
     # two optional runs of spaces around an optional bracket made these quadratic (seconds at 20,000 characters)
     from extract_trt.runtime.html import comments
