@@ -254,6 +254,17 @@ def test_no_named_section_on_a_thread_declared_in_json_ld(with_comments: Extract
         ("댓글 3개", True),
         ("跟贴（25）", True),
         ("コメントの投稿", True),
+        ("3 коментарі", True),
+        ("Comentarii (7)", True),
+        ("Hozzászólások", True),
+        ("Σχόλια (2)", True),
+        ("5 bình luận", True),
+        ("التعليقات", True),
+        ("اترك تعليقاً", True),
+        ("תגובות (4)", True),
+        ("टिप्पणियां (3)", True),
+        ("ความคิดเห็น", True),
+        ("Tinggalkan Balasan", True),
         ("评论", False),  # a Chinese site's commentary column is headed so too
         ("新华评论", False),
         ("2024年度评论文章", False),  # a year is not a count of comments

@@ -101,26 +101,31 @@ MAX_NESTED_SECTIONS = 32
 # plural name alone outside English ("Kommentare", "Комментарии", "Yorumlar", "网友评论"; an English "Comments"
 # also heads a guide's section on code comments, a German "Kommentar" or a Chinese "评论" an editorial column) or
 # the reply form's title ("Leave a Reply", "Kommentar verfassen", "发表评论", "コメントを残す", WordPress's own
-# translations among them).
+# translations among them). Also Ukrainian, Romanian, Hungarian, Greek, Vietnamese, Arabic, Hebrew, Persian, Hindi
+# and Thai: the comment words of the web's larger languages, where sites wrote them in their headings.
 _HEADING_WORD = (
     r"(?:comments?|kommentare?|commentaires?|commenti|commento|comentarios?|comentários?|komentarze?|reacties|"
-    r"комментари[йяиев]{1,2}|yorum(?:lar)?|komentář[eů]?)"
+    r"комментари[йяиев]{1,2}|коментар[іяів]{0,2}|yorum(?:lar)?|komentář[eů]?|comentarii|hozzászólás(?:ok)?|σχόλια|"
+    r"bình luận|تعليقات|التعليقات|תגובות|نظرات|टिप्पणिया[ँं]|ความคิดเห็น)"
 )
 # Chinese, Japanese and Korean write no space between a count and its noun, so "\b" cannot end the word there.
 _CJK_HEADING_WORD = r"(?:评论|評論|留言|跟贴|跟帖|コメント|댓글)"  # 跟贴: the replies under a Chinese portal's story
 _COMMENT_HEADING = re.compile(
-    r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"\b"
+    r"\s*(?:\(?\d+\)?\s+" + _HEADING_WORD + r"(?!\w)"
     r"|\d+\s+(?:thoughts?|responses?)\s+(?:on|to)\s+[\"'“”„«‘]"
     r"|" + _HEADING_WORD + r"\s*(?:[(\[:]\s*)?\d+\s*(?:[)\]]\s*)?$"
     r"|\d+\s*(?:(?:条|條|则|則|个|個|件の|개의)\s*)?" + _CJK_HEADING_WORD +
     r"|" + _CJK_HEADING_WORD + r"\s*(?:[(\[（:：]\s*)?\d+\s*(?:(?:条|條|件|개)\s*)?(?:[)\]）]\s*)?$"
     r"|(?:leserkommentare|reader comments|user comments|kommentare|commentaires|commenti|comentarios|komentarze"
-    r"|комментарии|yorumlar|komentáře|网友评论|網友評論|读者评论|讀者評論|全部评论|最新评论|热门评论|精彩评论|"
+    r"|комментарии|коментарі|yorumlar|komentáře|comentarii|hozzászólások|σχόλια|bình luận|التعليقات|תגובות|نظرات|"
+    r"टिप्पणिया[ँं]|ความคิดเห็น|网友评论|網友評論|读者评论|讀者評論|全部评论|最新评论|热门评论|精彩评论|"
     r"网友跟贴|网友跟帖|コメント一覧|コメント|댓글)\s*$"
     r"|(?:leave a (?:reply|comment)|post a comment|add a comment|write a comment|kommentar (?:verfassen|schreiben)"
     r"|schreibe einen kommentar|laisser un commentaire|deja un comentario|deja una respuesta|lascia un commento"
     r"|dodaj komentarz|deixe (?:um comentário|uma resposta)|geef een reactie|plaats een reactie"
-    r"|(?:оставить|добавить|написать) комментарий|yorum (?:yap|yaz)|bir yanıt yazın|napsat komentář"
+    r"|(?:оставить|добавить|написать) комментарий|залишити коментар|yorum (?:yap|yaz)|bir yanıt yazın"
+    r"|napsat komentář|lasă un răspuns|αφήστε μια απάντηση|(?:để lại|viết) bình luận|tinggalkan balasan"
+    r"|اترك تعليقا|أضف تعليقا|أضف تعليق|ارسال نظر|टिप्पणी करें"
     r"|发表评论|發表評論|我要评论|发表留言|我要留言|发表回复|發表回覆|コメントを(?:書く|残す|する)|コメントの投稿|댓글\s*(?:쓰기|남기기|달기))"
     r"(?!\w))",
     re.IGNORECASE,
