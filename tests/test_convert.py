@@ -164,6 +164,16 @@ def test_text_paragraphs_and_inline() -> None:
     assert to_text(html) == "First para with bold and it.\n\nSecond"
 
 
+@pytest.mark.parametrize("convert", [to_text, to_markdown])
+def test_a_line_break_between_wide_characters_is_no_space(convert) -> None:
+    # Chinese and Japanese sources wrap lines anywhere; a browser shows no space there (CSS Text 3)
+    html = "<p>计划修建三条地铁线路，\n  方便市民出行。高雄\n巨蛋。日本語の\nテキスト</p>"
+    assert convert(html) == "计划修建三条地铁线路，方便市民出行。高雄巨蛋。日本語のテキスト"
+    # a Latin or Hangul neighbour, or a plain space, keeps its space
+    assert convert("<p>中文\nEnglish\n中文 中文 한국어\n문장</p>") == "中文 English 中文 中文 한국어 문장"
+    assert convert("<pre>中文\n中文</pre>").strip("`\n") == "中文\n中文"
+
+
 def test_text_headings_and_divs() -> None:
     html = "<h1>Title</h1><div>line one</div><div>line two</div><section><p>para</p></section>"
     assert to_text(html) == "Title\n\nline one\nline two\n\npara"

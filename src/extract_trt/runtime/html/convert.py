@@ -30,6 +30,8 @@ Plain text is modelled on the DOM ``innerText`` rules:
   block content starts its own line.
 * Outside ``pre``/``textarea``/``listing``/``xmp`` every run of whitespace (no-break space included) becomes one
   space and spaces at line ends are dropped; inside them text is kept verbatim (no-break spaces become spaces).
+  A run with a line break between two wide characters (CJK ideographs and punctuation, kana; not Hangul) in one
+  text node is dropped, as a browser shows it (CSS Text 3): Chinese and Japanese sources wrap lines anywhere.
 * The content of ``script``, ``style``, ``template``, ``head``, ``svg``, ``iframe``, ``select``,
   canvas and plugin objects is dropped, as are comments. So are ruby annotations (``<rt>`` and its
   fallback parentheses ``<rp>``: the furigana over Japanese kanji, pinyin or zhuyin over Chinese), which a

@@ -708,9 +708,23 @@ def collapse_whitespace(text: str) -> str:
     return collapsed
 
 
+# Characters of East Asian Width F, W or H but Hangul's (CJK ideographs and punctuation, kana, Bopomofo, Yi,
+# full-width forms): a line break between two of them is no space (CSS Text 3, segment break transformation).
+_WIDE = (
+    "\u2e80-\u2fff\u3001-\u303e\u3040-\u312f\u3190-\u31ff\u3200-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf"
+    "\uf900-\ufaff\ufe30-\ufe4f\uff01-\uff60\uffe0-\uffe6\U00020000-\U0003fffd"
+)
+_BREAK_BETWEEN_WIDE = re.compile(f"(?<=[{_WIDE}])[ \t\f]*\n\\s*(?=[{_WIDE}])")
+
+
 def collapsed_parts(text: str) -> tuple[str, bool, bool]:
     """``text`` whitespace-collapsed, as (the text without its edge spaces, whether a space led, whether
-    one trailed) — what text writers need to merge spaces across element boundaries."""
+    one trailed) — what text writers need to merge spaces across element boundaries. A run of whitespace with
+    a line break in it between two wide characters goes: Chinese and Japanese sources wrap their lines anywhere,
+    and a browser shows no space there (within one text node; the simplifier's block text keeps the reference's
+    collapsing)."""
+    if "\n" in text and not text.isascii():
+        text = _BREAK_BETWEEN_WIDE.sub("", text)
     collapsed = collapse_whitespace(text)
     return collapsed.strip(" "), collapsed[:1] == " ", collapsed[-1:] == " "
 
