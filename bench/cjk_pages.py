@@ -26,6 +26,7 @@ from pathlib import Path
 
 from extract_trt.eval import evaluate
 from extract_trt.eval.datasets import read_dataset, read_ids
+from extract_trt.eval.metrics import bag_f1
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 FIRST, CHARACTERS = 0x4E00, 5000  # the CJK characters words are written with: U+4E00 .. U+4E00 + 4999
@@ -58,15 +59,8 @@ def cjk_html(html: str) -> str:
 
 def character_f1(prediction: str, reference: str) -> float:
     """F1 of the two bags of tokens (each CJK character, each other run of word characters; lower-cased);
-    both empty = 1, one empty = 0."""
-    ours, theirs = (Counter(TOKEN.findall(s.lower())) for s in (prediction, reference))
-    if not ours and not theirs:
-        return 1.0
-    overlap = sum((ours & theirs).values())
-    if not overlap:
-        return 0.0
-    precision, recall = overlap / sum(ours.values()), overlap / sum(theirs.values())
-    return 2 * precision * recall / (precision + recall)
+    both empty = 1, one empty = 0 (:func:`~extract_trt.eval.metrics.bag_f1`, as WCXB's word F1)."""
+    return bag_f1(*(Counter(TOKEN.findall(s.lower())) for s in (prediction, reference))).f1
 
 
 def main() -> None:

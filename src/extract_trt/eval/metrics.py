@@ -38,6 +38,7 @@ __all__ = [
     "Score",
     "SnippetCounts",
     "METADATA_FIELDS",
+    "bag_f1",
     "jieba_tokens",
     "metadata_outcome",
     "ngram_overlap",
@@ -128,8 +129,11 @@ def words(text: str) -> Counter[str]:
 
 def word_f1(prediction: str, reference: str, *, reference_bag: Counter[str] | None = None) -> Score:
     """WCXB word-level precision/recall/F1 of the bag overlap; both empty → 1, one empty → 0."""
-    pred = words(prediction)
-    ref = reference_bag if reference_bag is not None else words(reference)
+    return bag_f1(words(prediction), reference_bag if reference_bag is not None else words(reference))
+
+
+def bag_f1(pred: Counter[str], ref: Counter[str]) -> Score:
+    """Precision/recall/F1 of two bags' overlap (WCXB's convention): both empty → 1, one empty → 0."""
     n_pred, n_ref = sum(pred.values()), sum(ref.values())
     if not n_pred and not n_ref:
         return PERFECT
